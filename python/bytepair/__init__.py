@@ -1,0 +1,513 @@
+"""bytepair: Byte-Pair Encoding tokenizers — train, encode, decode — with a Rust core.
+
+>>> import bytepair
+>>> tok = bytepair.train(["the cat sat on the mat"] * 10, vocab_size=260)
+>>> tok.tokenize("the cat")
+['the', 'Ġcat']
+>>> tok.decode(tok.encode("the cat"))
+'the cat'
+
+`bytepair.reference` is the same algorithm in plain Python, line by line as it is taught.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import operator
+import os
+import sys
+import warnings
+from collections.abc import Collection, Iterable, Mapping
+from pathlib import Path
+from typing import Literal, Union
+
+from . import _core
+
+__version__ = "0.1.0"
+__all__ = ["Tokenizer", "train", "train_from_counts", "__version__"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Corpus = Union[PathLike, Iterable[Union[str, "os.PathLike[str]"]]]
+
+MODES = ("byte", "char")
+NAMED_PATTERNS = ("gpt2", "cl100k", "o200k", "whitespace", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+TIE_BREAKS = ("first_seen", "hf")
+
+# Texts are handed to the core in batches of about this many characters (one GIL release per batch).
+_BATCH_CHARS = 1 << 20
+
+
+class Tokenizer:
+    """A BPE tokenizer: special tokens, a pre-tokenization pattern, a base alphabet and merges.
+
+    Get one from `bytepair.train`, `bytepair.train_from_counts` or `Tokenizer.load`.
+
+    Ids: special tokens first, then the base alphabet in code-point order of its display form, then one id
+    per merge (in merge order) that made a new token.
+    """
+
+    def __init__(self, core: _core.CoreTokenizer) -> None:
+        self._core = core
+        self._strings: list[str] = core.token_strings()
+        self._ids: dict[str, int] = {s: i for i, s in enumerate(self._strings)}
+        self._specials: list[str] = core.special_tokens()
+
+    # -- encoding ---------------------------------------------------------------------------------------
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Token ids of `text`.
+
+        Special tokens follow tiktoken's rules: by default, finding one in the text raises ValueError (text
+        from users must not turn into control tokens by accident). Pass `allowed_special={"<|endoftext|>"}`
+        (or "all") to encode them as special tokens, or `disallowed_special=()` to encode them as ordinary
+        text.
+
+        >>> tok = train(["hello world"] * 3, vocab_size=260, special_tokens=["<|endoftext|>"])
+        >>> tok.encode("hello<|endoftext|>", allowed_special="all")[-1]
+        0
+        """
+        _check_str(text, "text")
+        allowed = self._special_flags(allowed_special, "allowed_special")
+        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        return self._core.encode(text, allowed, disallowed)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of `text`, treating special-token text as ordinary text."""
+        _check_str(text, "text")
+        none = [False] * len(self._specials)
+        return self._core.encode(text, none, none)
+
+    def tokenize(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[str]:
+        """The tokens of `text` in display form (byte-level tokens use GPT-2's table: space is `Ġ`).
+
+        >>> train(["This is it. This is."], vocab_size=262).tokenize("This is")
+        ['This', 'Ġis']
+        """
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return [self._strings[i] for i in ids]
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes that `ids` stand for (exact, even when they cut a UTF-8 character in two)."""
+        return self._core.decode_bytes(_check_ids(ids))
+
+    def decode(self, ids: Iterable[int], errors: Literal["replace", "strict"] = "replace") -> str:
+        """The text that `ids` stand for. Byte sequences that are not valid UTF-8 (possible when a slice of ids
+        cuts a character) become U+FFFD with errors="replace", or raise UnicodeDecodeError with "strict"."""
+        if errors not in ("replace", "strict"):
+            raise ValueError(f'errors={errors!r} is not supported: use "replace" or "strict"')
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    # -- vocabulary -------------------------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens, special tokens included."""
+        return len(self._strings)
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Token string (display form) → id."""
+        return dict(self._ids)
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The merges in the order they were learned (and are applied), as display strings."""
+        s = self._strings
+        return [(s[a], s[b]) for a, b, _ in self._core.merges()]
+
+    @property
+    def trace(self) -> list[tuple[tuple[str, str], int]] | None:
+        """Each merge with the count of its pair when it was chosen; None if the counts are unknown."""
+        counts = self._core.merge_counts()
+        if counts is None:
+            return None
+        return list(zip(self.merges, counts))
+
+    @property
+    def special_tokens(self) -> list[str]:
+        """The special tokens, in id order."""
+        return list(self._specials)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token given in display form, or None if it is not in the vocabulary."""
+        return self._ids.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        """The display form of a token, or None if the id is not in the vocabulary."""
+        if isinstance(id, bool) or not isinstance(id, int):
+            raise TypeError(f"id must be an int, not {type(id).__name__}")
+        return self._strings[id] if 0 <= id < len(self._strings) else None
+
+    def token_bytes(self, id: int) -> bytes:
+        """The raw bytes of one token (without `##` or end-of-word markers)."""
+        return self._core.token_bytes(id)
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """How the tokenizer cuts text: mode, pattern, lowercase, markers, unk_token, tie_break."""
+        mode, pattern, regex, lowercase, prefix, suffix, unk, tie_break = self._core.settings()
+        return {
+            "mode": mode,
+            "pattern": pattern if regex is None else regex,
+            "lowercase": lowercase,
+            "continuing_subword_prefix": prefix,
+            "end_of_word_suffix": suffix,
+            "unk_token": unk,
+            "tie_break": tie_break,
+        }
+
+    # -- files ------------------------------------------------------------------------------------------
+
+    def save(self, path: PathLike) -> None:
+        """Writes the tokenizer in bytepair's own format: one human-readable JSON file (settings, special
+        tokens, alphabet, then one merge per line with its count). `Tokenizer.load` reads it back exactly."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self._core.to_native(), encoding="utf-8")
+        os.replace(tmp, path)  # never leave a half-written file behind
+
+    @classmethod
+    def load(cls, path: PathLike) -> Tokenizer:
+        """Reads a tokenizer written by `save`."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no such tokenizer file: {str(path)!r}") from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{str(path)!r} is not a bytepair tokenizer file: not UTF-8 at byte {e.start}") from None
+        return cls(_core.CoreTokenizer.from_native(text, str(path)))
+
+    def __getstate__(self) -> str:
+        return self._core.to_native()
+
+    def __setstate__(self, state: str) -> None:
+        self.__init__(_core.CoreTokenizer.from_native(state, "pickled Tokenizer"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self._core.to_native() == other._core.to_native()
+
+    def __repr__(self) -> str:
+        s = self.settings
+        parts = [f"vocab_size={self.vocab_size}", f"mode={s['mode']!r}", f"pattern={s['pattern']!r}"]
+        parts.append(f"merges={len(self._core.merges())}")
+        if self._specials:
+            parts.append(f"special_tokens={self._specials!r}")
+        for key in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
+            if s[key]:
+                parts.append(f"{key}={s[key]!r}")
+        return f"Tokenizer({', '.join(parts)})"
+
+    def _special_flags(self, value: object, name: str) -> list[bool]:
+        if value == "all":
+            return [True] * len(self._specials)
+        if isinstance(value, str):
+            raise TypeError(f'{name} must be "all" or a collection of special-token strings, not the string {value!r}; '
+                            f'write {name}={{{value!r}}}')
+        try:
+            chosen = set(value)  # type: ignore[call-overload]
+        except TypeError:
+            raise TypeError(f'{name} must be "all" or a collection of special-token strings') from None
+        unknown = chosen - set(self._specials)
+        if unknown:
+            raise ValueError(f"{name} names {sorted(unknown)!r}, which are not special tokens of this tokenizer "
+                             f"(its special tokens: {self._specials!r})")
+        return [s in chosen for s in self._specials]
+
+
+def train(
+    corpus: Corpus,
+    vocab_size: int,
+    *,
+    mode: Literal["byte", "char"] = "byte",
+    pattern: str | None = "gpt2",
+    special_tokens: Iterable[str] = (),
+    initial_alphabet: Literal["all", "corpus"] | Iterable[str] = "all",
+    min_frequency: int = 0,
+    lowercase: bool = False,
+    continuing_subword_prefix: str | None = None,
+    end_of_word_suffix: str | None = None,
+    unk_token: str | None = None,
+    max_token_length: int | None = None,
+    tie_break: Literal["first_seen", "hf"] = "first_seen",
+    threads: int | None = None,
+    progress: bool | None = None,
+    errors: Literal["strict", "replace"] = "strict",
+) -> Tokenizer:
+    """Trains a BPE tokenizer on a corpus.
+
+    corpus: a path (str or Path) to a UTF-8 text file, or an iterable whose items are texts (str) or paths
+        (Path objects). A list or tuple of str that all name existing files is read as a list of files.
+        Files are read line by line (each line with its line break is one text). Glob patterns ("data/*.txt")
+        are expanded.
+    vocab_size: size of the final vocabulary, special tokens and base alphabet included.
+    mode: "byte" — symbols are UTF-8 bytes shown with GPT-2's table, so any text can be encoded; or "char" —
+        symbols are the characters seen in the corpus.
+    pattern: pre-tokenization: "gpt2", "cl100k", "o200k", "whitespace" (HF's `\\w+|[^\\w\\s]+`), None (each text
+        is one word), or a regex.
+    special_tokens: tokens that get the first ids; they are cut out of the training text and never merged.
+    initial_alphabet: "all" (every byte; byte mode), "corpus" (only symbols seen), or characters to add to the
+        symbols seen.
+    min_frequency: stop when the best pair occurs fewer times.
+    lowercase: lowercase text before pre-tokenization (also when encoding).
+    continuing_subword_prefix: e.g. "##": symbols that do not start a word carry it (`h ##u ##g`).
+    end_of_word_suffix: e.g. "</w>": the last symbol of each word carries it.
+    unk_token: token for characters not in the vocabulary when encoding (added as a special token).
+    max_token_length: longest token, in symbols (bytes or characters).
+    tie_break: which of several equally frequent pairs to merge: "first_seen" (the one met first in the corpus,
+        the textbook rule) or "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's).
+    threads: threads for counting (None: all cores). Training currently runs on one thread.
+    progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
+    errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
+
+    If the corpus runs out of pairs before `vocab_size`, training stops with a warning and the smaller vocabulary.
+
+    >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+    >>> tok.merges
+    [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
+    """
+    _check_threads(threads)
+    counts = _new_counts(pattern, special_tokens, lowercase)
+    show = _show_progress(progress)
+    if errors not in ("strict", "replace"):
+        raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
+    for kind, item in _corpus_items(corpus):
+        if kind == "file":
+            counts.add_file(item, errors, show)
+        else:
+            counts.add_texts(item)
+    if len(counts) == 0:
+        raise ValueError(
+            "the corpus is empty: it holds no text to train on"
+            + (" (everything was whitespace, dropped by pattern='whitespace')" if counts.bytes_seen else "")
+        )
+    return _train(counts, vocab_size, mode, initial_alphabet, min_frequency, continuing_subword_prefix,
+                  end_of_word_suffix, unk_token, max_token_length, tie_break, show)
+
+
+def train_from_counts(
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    *,
+    mode: Literal["byte", "char"] = "byte",
+    pattern: str | None = "gpt2",
+    special_tokens: Iterable[str] = (),
+    initial_alphabet: Literal["all", "corpus"] | Iterable[str] = "all",
+    min_frequency: int = 0,
+    lowercase: bool = False,
+    continuing_subword_prefix: str | None = None,
+    end_of_word_suffix: str | None = None,
+    unk_token: str | None = None,
+    max_token_length: int | None = None,
+    tie_break: Literal["first_seen", "hf"] = "first_seen",
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> Tokenizer:
+    """Trains from words counted elsewhere: `{word: count}`, in order of first appearance (the order matters
+    for tie_break="first_seen"). Words are used as given — not pre-tokenized again — and `pattern` is what
+    the tokenizer will use to encode. Words with count 0 are ignored. Other options as in `train`.
+
+    >>> tok = train_from_counts({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, vocab_size=11,
+    ...                         mode="char", unk_token="[UNK]")
+    >>> tok.merges
+    [('u', 'g'), ('u', 'n'), ('h', 'ug')]
+    >>> tok.tokenize("mug")
+    ['[UNK]', 'ug']
+    """
+    _check_threads(threads)
+    if not isinstance(word_counts, Mapping):
+        raise TypeError(f"word_counts must be a mapping of word -> count (e.g. a dict or Counter), "
+                        f"not {type(word_counts).__name__}")
+    items: list[tuple[str, int]] = []
+    for word, count in word_counts.items():
+        if not isinstance(word, str):
+            raise TypeError(f"word_counts keys must be str, got {type(word).__name__} ({word!r})")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"the count of {word!r} must be an int, got {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"the count of {word!r} is {count}; counts must be >= 0")
+        if count >= 1 << 64:
+            raise ValueError(f"the count of {word!r} is {count}, above the 64-bit limit")
+        items.append((word, count))
+    counts = _new_counts(pattern, special_tokens, lowercase)
+    counts.add_counted(items)
+    if len(counts) == 0:
+        raise ValueError("word_counts is empty (or every count is 0): there is nothing to train on")
+    return _train(counts, vocab_size, mode, initial_alphabet, min_frequency, continuing_subword_prefix,
+                  end_of_word_suffix, unk_token, max_token_length, tie_break, _show_progress(progress))
+
+
+# -- argument checking and plumbing --------------------------------------------------------------------
+
+
+def _new_counts(pattern: object, special_tokens: Iterable[str], lowercase: object) -> _core.WordCounts:
+    if pattern is not None and not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
+    if isinstance(pattern, str) and pattern.strip() == "":
+        raise ValueError(f"pattern={pattern!r} is empty: use one of {', '.join(NAMED_PATTERNS[:4])}, None, or a regex")
+    if isinstance(pattern, str) and pattern.isidentifier() and pattern not in NAMED_PATTERNS:
+        raise ValueError(f"unknown pattern {pattern!r}: use one of {', '.join(map(repr, NAMED_PATTERNS[:4]))}, "
+                         f"None (no split), or a regex (a plain word like {pattern!r} is taken for a misspelt name)")
+    if isinstance(special_tokens, str):
+        raise TypeError(f"special_tokens must be a list of strings, not a single string; write [{special_tokens!r}]")
+    specials = list(special_tokens)
+    for s in specials:
+        if not isinstance(s, str):
+            raise TypeError(f"special tokens must be str, got {type(s).__name__} ({s!r})")
+        if s == "":
+            raise ValueError("a special token cannot be the empty string")
+    duplicates = sorted({s for s in specials if specials.count(s) > 1})
+    if duplicates:
+        raise ValueError(f"special_tokens lists {duplicates!r} more than once: list each special token once")
+    if not isinstance(lowercase, bool):
+        raise TypeError(f"lowercase must be True or False, not {lowercase!r}")
+    return _core.WordCounts(pattern, specials, lowercase)
+
+
+def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_alphabet: object, min_frequency: object,
+           prefix: object, suffix: object, unk_token: object, max_token_length: object, tie_break: object,
+           show: bool) -> Tokenizer:
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+    if mode not in MODES:
+        raise ValueError(f'unknown mode {mode!r}: use "byte" (256-byte base vocabulary, GPT-2 style) or "char" '
+                         f"(the characters seen in the corpus)")
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f'unknown tie_break {tie_break!r}: use "first_seen" (the textbook rule: the pair met first '
+                         f'in the corpus wins) or "hf" (HF tokenizers\' rule: the pair with the smallest ids wins)')
+    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
+        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+    if max_token_length is not None and (isinstance(max_token_length, bool) or not isinstance(max_token_length, int)
+                                         or max_token_length < 1):
+        raise ValueError(f"max_token_length must be None or an int >= 1, got {max_token_length!r}")
+    for name, value in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix), ("unk_token", unk_token)):
+        if value is not None and (not isinstance(value, str) or value == ""):
+            raise ValueError(f"{name} must be None or a non-empty string, got {value!r}")
+    extra: list[str] = []
+    if initial_alphabet in ("all", "corpus"):
+        alphabet = initial_alphabet
+    elif isinstance(initial_alphabet, str):
+        raise ValueError(f'unknown initial_alphabet {initial_alphabet!r}: use "all" (every byte), "corpus" (only '
+                         f'the symbols seen) or a list of characters, e.g. list("acgt")')
+    else:
+        alphabet = "corpus"
+        for c in initial_alphabet:  # type: ignore[union-attr]
+            if not isinstance(c, str) or len(c) != 1:
+                raise ValueError(f"initial_alphabet items must be single characters, got {c!r}")
+            extra.append(c)
+    core, stop = _core.train_counts(counts, vocab_size, mode, alphabet, extra, unk_token, prefix, suffix,
+                                    min_frequency, max_token_length, tie_break, show)
+    tok = Tokenizer(core)
+    if stop == "no_pairs_left" and tok.vocab_size < vocab_size:
+        warnings.warn(
+            f"the corpus ran out of pairs to merge: the vocabulary has {tok.vocab_size} tokens, not the "
+            f"{vocab_size} asked for. Train on more text or ask for a smaller vocab_size.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return tok
+
+
+def _corpus_items(corpus: object) -> Iterable[tuple[str, object]]:
+    """Yields ("file", path) and ("texts", [str, ...]) batches."""
+    if isinstance(corpus, (str, os.PathLike)):
+        yield from (("file", p) for p in _expand_path(corpus, hint_text=isinstance(corpus, str)))
+        return
+    if isinstance(corpus, (bytes, bytearray)):
+        raise TypeError("corpus must be text (str), a path, or an iterable of those, not bytes; decode it first")
+    try:
+        iterator = iter(corpus)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"corpus must be a path or an iterable of str, not {type(corpus).__name__}") from None
+    if isinstance(corpus, (list, tuple)) and corpus and all(
+        isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.isfile(x) for x in corpus
+    ):
+        for p in corpus:
+            yield ("file", p)
+        return
+    batch: list[str] = []
+    size = 0
+    for index, item in enumerate(iterator):
+        if isinstance(item, str):
+            batch.append(item)
+            size += len(item)
+            if size >= _BATCH_CHARS:
+                yield ("texts", batch)
+                batch, size = [], 0
+        elif isinstance(item, os.PathLike):
+            if batch:
+                yield ("texts", batch)
+                batch, size = [], 0
+            yield from (("file", p) for p in _expand_path(item, hint_text=False))
+        else:
+            raise TypeError(f"corpus item {index} is a {type(item).__name__}, not a str (text) or a Path (file)")
+    if batch:
+        yield ("texts", batch)
+
+
+def _expand_path(path: PathLike, hint_text: bool) -> list[str]:
+    p = os.fspath(path)
+    if any(ch in p for ch in "*?[") and not os.path.exists(p):
+        matches = sorted(_glob.glob(p, recursive=True))
+        if not matches:
+            raise FileNotFoundError(f"no file matches {p!r}")
+        return matches
+    if not os.path.exists(p):
+        hint = " To train on a text, pass it in a list: train([text], ...)." if hint_text else ""
+        raise FileNotFoundError(f"no such file: {p!r}.{hint}")
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"{p!r} is a directory: pass the files in it, e.g. {os.path.join(p, '*.txt')!r}")
+    return [p]
+
+
+def _show_progress(progress: object) -> bool:
+    if progress is None:
+        return sys.stderr is not None and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, not {progress!r}")
+    return progress
+
+
+def _check_threads(threads: object) -> None:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be None (all cores) or an int >= 1, got {threads!r}")
+
+
+def _check_str(text: object, name: str) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str, not {type(text).__name__}"
+                        + ("; decode bytes first" if isinstance(text, (bytes, bytearray)) else ""))
+
+
+def _check_ids(ids: Iterable[int]) -> list[int]:
+    out = []
+    for position, item in enumerate(ids):
+        try:
+            if isinstance(item, bool):
+                raise TypeError
+            i = operator.index(item)  # int, numpy integers
+        except TypeError:
+            raise TypeError(f"ids must be ints; item {position} is {type(item).__name__} ({item!r})") from None
+        if i < 0 or i >= 1 << 32:
+            raise ValueError(f"id {i} (at position {position}) is not in the vocabulary")
+        out.append(i)
+    return out

@@ -1,0 +1,380 @@
+"""The textbook Byte-Pair Encoding algorithm, in plain Python — the version to read, and the oracle of the
+fast core (the tests check that both give the same merges, counts, ids and tokens).
+
+It follows the algorithm as it is taught (e.g. the Hugging Face course, chapter 6):
+
+1. normalise (optionally lowercase) and pre-tokenize the corpus into words; count the words;
+2. take the alphabet: every symbol the words are made of (plus, in byte mode, all 256 bytes if asked);
+3. split every word into symbols;
+4. count the adjacent pairs of symbols, weighted by word frequency;
+5. merge the best pair everywhere, add it to the vocabulary, and go back to 4 until `vocab_size`.
+
+Tokenizing a new text splits it the same way and applies the merges in the order they were learned.
+
+Nothing here is optimised: each merge recounts every pair. Use it on small corpora.
+
+>>> tok = train_from_counts({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, vocab_size=11,
+...                         mode="char", unk_token="[UNK]")
+>>> tok.trace
+[(('u', 'g'), 20), (('u', 'n'), 16), (('h', 'ug'), 15)]
+>>> tok.tokenize("thug")
+['[UNK]', 'hug']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import regex
+
+__all__ = [
+    "PATTERNS",
+    "BYTE_TO_CHAR",
+    "CHAR_TO_BYTE",
+    "ReferenceTokenizer",
+    "pre_tokenize",
+    "word_frequencies",
+    "train",
+    "train_from_counts",
+]
+
+#: The pre-tokenization patterns by name (the same strings as the Rust core's).
+PATTERNS: dict[str, str] = {
+    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "o200k": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+    "whitespace": r"""\w+|[^\w\s]+""",
+}
+PATTERNS["r50k_base"] = PATTERNS["p50k_base"] = PATTERNS["gpt2"]
+PATTERNS["cl100k_base"] = PATTERNS["cl100k"]
+PATTERNS["o200k_base"] = PATTERNS["o200k"]
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's table from bytes to printable characters, so that byte-level tokens can be shown as text.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 (control characters, space, ...) are moved to
+    U+0100 onwards, in byte order.
+
+    >>> bytes_to_unicode()[ord(" ")]
+    'Ġ'
+    """
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    table = {}
+    shifted = 0
+    for b in range(256):
+        if b in printable:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + shifted)
+            shifted += 1
+    return table
+
+
+BYTE_TO_CHAR: dict[int, str] = bytes_to_unicode()
+CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def pre_tokenize(text: str, pattern: str | None = "gpt2") -> list[str]:
+    """Cuts text into words with a named pattern, a regex, or not at all (None).
+
+    >>> pre_tokenize("Hello  world!")
+    ['Hello', ' ', ' world', '!']
+    """
+    if pattern is None:
+        return [text] if text else []
+    return [w for w in regex.findall(PATTERNS.get(pattern, pattern), text) if w]
+
+
+def split_special_tokens(text: str, special_tokens: Iterable[str], keep: bool = False) -> list[str]:
+    """Cuts special tokens out of text (leftmost, longest first): the parts around them, and with `keep` the
+    special tokens too.
+
+    >>> split_special_tokens("a<|endoftext|>b", ["<|endoftext|>"])
+    ['a', 'b']
+    >>> split_special_tokens("a<|endoftext|>b", ["<|endoftext|>"], keep=True)
+    ['a', '<|endoftext|>', 'b']
+    """
+    specials = sorted(set(special_tokens), key=len, reverse=True)
+    if not specials:
+        return [text]
+    parts, start, i = [], 0, 0
+    while i < len(text):
+        match = next((s for s in specials if text.startswith(s, i)), None)
+        if match is None:
+            i += 1
+            continue
+        parts.append(text[start:i])
+        if keep:
+            parts.append(match)
+        i += len(match)
+        start = i
+    parts.append(text[start:])
+    return [p for p in parts if p]
+
+
+def word_frequencies(
+    corpus: Iterable[str], pattern: str | None = "gpt2", special_tokens: Iterable[str] = (), lowercase: bool = False
+) -> dict[str, int]:
+    """Counts the words of a corpus, in order of first appearance (Python dicts keep insertion order).
+
+    >>> word_frequencies(["the cat", "the hat"])
+    {'the': 2, ' cat': 1, ' hat': 1}
+    """
+    freqs: dict[str, int] = {}
+    special_tokens = list(special_tokens)
+    for text in corpus:
+        for part in split_special_tokens(text, special_tokens):
+            if lowercase:
+                part = part.lower()
+            for word in pre_tokenize(part, pattern):
+                freqs[word] = freqs.get(word, 0) + 1
+    return freqs
+
+
+def unit_strings(word: str, mode: str) -> list[str]:
+    """The units of a word in display form: characters, or (byte mode) bytes shown with GPT-2's table."""
+    if mode == "byte":
+        return [BYTE_TO_CHAR[b] for b in word.encode("utf-8")]
+    return list(word)
+
+
+def symbols_of(word: str, mode: str, prefix: str | None = None, suffix: str | None = None) -> list[str]:
+    """Splits a word into its initial symbols, with the `##` prefix and end-of-word suffix markers.
+
+    >>> symbols_of(" is", "byte")
+    ['Ġ', 'i', 's']
+    >>> symbols_of("hug", "char", prefix="##")
+    ['h', '##u', '##g']
+    """
+    units = unit_strings(word, mode)
+    symbols = []
+    for i, unit in enumerate(units):
+        s = unit
+        if prefix is not None and i > 0:
+            s = prefix + s
+        if suffix is not None and i == len(units) - 1:
+            s = s + suffix
+        symbols.append(s)
+    return symbols
+
+
+def merge_strings(a: str, b: str, prefix: str | None = None) -> str:
+    """The token made by merging a and b: b loses its continuing-subword prefix.
+
+    >>> merge_strings("##u", "##g", prefix="##")
+    '##ug'
+    """
+    if prefix is not None and b.startswith(prefix):
+        b = b[len(prefix) :]
+    return a + b
+
+
+@dataclass
+class ReferenceTokenizer:
+    """A trained vocabulary: `vocab[i]` is the token with id i; `merges` in the order learned."""
+
+    vocab: list[str]
+    merges: list[tuple[str, str]]
+    trace: list[tuple[tuple[str, str], int]] = field(default_factory=list)
+    mode: str = "byte"
+    pattern: str | None = "gpt2"
+    special_tokens: list[str] = field(default_factory=list)
+    lowercase: bool = False
+    prefix: str | None = None
+    suffix: str | None = None
+    unk_token: str | None = None
+
+    def tokenize(self, text: str) -> list[str]:
+        """Splits text into tokens: pre-tokenize, split words into symbols, apply every merge in order."""
+        known = set(self.vocab)
+        tokens: list[str] = []
+        for part in split_special_tokens(text, self.special_tokens, keep=True):
+            if part in self.special_tokens:
+                tokens.append(part)
+                continue
+            if self.lowercase:
+                part = part.lower()
+            for word in pre_tokenize(part, self.pattern):
+                split = [s if s in known else self.unk(s) for s in symbols_of(word, self.mode, self.prefix, self.suffix)]
+                for a, b in self.merges:
+                    split = merge_pair_in_split(a, b, split, self.prefix)
+                tokens.extend(split)
+        return tokens
+
+    def unk(self, symbol: str) -> str:
+        if self.unk_token is None:
+            raise ValueError(f"symbol {symbol!r} is not in the vocabulary and there is no unk_token")
+        return self.unk_token
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text` (special tokens in the text become their ids)."""
+        ids = {token: i for i, token in enumerate(self.vocab)}
+        return [ids[t] for t in self.tokenize(text)]
+
+
+def merge_pair_in_split(a: str, b: str, split: list[str], prefix: str | None = None) -> list[str]:
+    """Replaces every adjacent (a, b) in one word's split, left to right.
+
+    >>> merge_pair_in_split("u", "g", ["h", "u", "g", "s"])
+    ['h', 'ug', 's']
+    """
+    i = 0
+    while i < len(split) - 1:
+        if split[i] == a and split[i + 1] == b:
+            split = split[:i] + [merge_strings(a, b, prefix)] + split[i + 2 :]
+        else:
+            i += 1
+    return split
+
+
+def compute_pair_freqs(splits: dict[str, list[str]], word_freqs: Mapping[str, int]) -> dict[tuple[str, str], int]:
+    """Counts adjacent pairs over all words, weighted by word frequency. The dict's order is the order in
+    which pairs are first met, reading words in corpus order and each word left to right."""
+    pair_freqs: dict[tuple[str, str], int] = {}
+    for word, freq in word_freqs.items():
+        split = splits[word]
+        for i in range(len(split) - 1):
+            pair = (split[i], split[i + 1])
+            pair_freqs[pair] = pair_freqs.get(pair, 0) + freq
+    return pair_freqs
+
+
+def best_pair(
+    pair_freqs: dict[tuple[str, str], int], tie_break: str, ids: dict[str, int], allowed
+) -> tuple[tuple[str, str], int] | None:
+    """The pair to merge next.
+
+    - "first_seen": the most frequent; among equals, the first met (the textbook's `max_freq < freq` loop).
+    - "hf": the most frequent; among equals, the smallest (id of a, id of b) — HF tokenizers' rule.
+    """
+    if tie_break not in ("first_seen", "hf"):
+        raise ValueError(f"unknown tie_break {tie_break!r}")
+    best, max_freq = None, None
+    for pair, freq in pair_freqs.items():
+        if freq <= 0 or not allowed(pair):
+            continue
+        if max_freq is None or max_freq < freq:
+            best, max_freq = pair, freq
+        elif tie_break == "hf" and freq == max_freq and (ids[pair[0]], ids[pair[1]]) < (ids[best[0]], ids[best[1]]):
+            best = pair
+    return None if best is None else (best, max_freq)
+
+
+def train_from_counts(
+    word_freqs: Mapping[str, int],
+    vocab_size: int,
+    *,
+    mode: str = "byte",
+    pattern: str | None = "gpt2",
+    special_tokens: Iterable[str] = (),
+    initial_alphabet: str | Iterable[str] = "all",
+    min_frequency: int = 0,
+    lowercase: bool = False,
+    continuing_subword_prefix: str | None = None,
+    end_of_word_suffix: str | None = None,
+    unk_token: str | None = None,
+    max_token_length: int | None = None,
+    tie_break: str = "first_seen",
+) -> ReferenceTokenizer:
+    """Learns merges from word counts (words are used as given). Options as in `bytepair.train`."""
+    prefix, suffix = continuing_subword_prefix, end_of_word_suffix
+    if lowercase:
+        lowered: dict[str, int] = {}
+        for word, freq in word_freqs.items():
+            lowered[word.lower()] = lowered.get(word.lower(), 0) + freq
+        word_freqs = lowered
+    word_freqs = {w: f for w, f in word_freqs.items() if w and f > 0}
+
+    # 1. Special tokens come first.
+    vocab: list[str] = []
+    for token in list(special_tokens) + ([unk_token] if unk_token is not None else []):
+        if token not in vocab:
+            vocab.append(token)
+
+    # 2. The alphabet: every symbol the words are made of, sorted by code point.
+    splits = {word: symbols_of(word, mode, prefix, suffix) for word in word_freqs}
+    alphabet = {s for split in splits.values() for s in split}
+    forced: list[str] = []
+    if initial_alphabet == "all" and mode == "byte":
+        forced = [BYTE_TO_CHAR[b] for b in range(256)]
+    elif initial_alphabet not in ("all", "corpus"):
+        forced = [u for c in initial_alphabet for u in unit_strings(c, mode)]
+    for unit in forced:  # a forced unit must be usable anywhere in a word: add every marker variant
+        for first in (True, False):
+            for last in (True, False):
+                alphabet.add((unit if first or prefix is None else prefix + unit) + (suffix if last and suffix else ""))
+    vocab += [s for s in sorted(alphabet) if s not in vocab]
+    if vocab_size < len(vocab):
+        raise ValueError(f"vocab_size={vocab_size} is smaller than the base vocabulary; use vocab_size >= {len(vocab)}")
+
+    length = {s: 1 for s in vocab}  # length in units, markers not counted
+
+    def allowed(pair: tuple[str, str]) -> bool:
+        if max_token_length is None:
+            return True
+        n = length[pair[0]] + length[pair[1]]
+        if tie_break == "hf":  # HF: first pairs always count; pairs made by merges must stay below the limit
+            return n == 2 or n < max_token_length
+        return n <= max_token_length
+
+    # 3-5. Merge the best pair until the vocabulary is full.
+    merges: list[tuple[str, str]] = []
+    trace: list[tuple[tuple[str, str], int]] = []
+    while len(vocab) < vocab_size:
+        ids = {token: i for i, token in enumerate(vocab)}
+        pair_freqs = compute_pair_freqs(splits, word_freqs)
+        found = best_pair(pair_freqs, tie_break, ids, allowed)
+        if found is None:
+            break
+        (a, b), freq = found
+        if freq < min_frequency:
+            break
+        for word in word_freqs:
+            splits[word] = merge_pair_in_split(a, b, splits[word], prefix)
+        new_token = merge_strings(a, b, prefix)
+        merges.append((a, b))
+        trace.append(((a, b), freq))
+        if new_token not in length:  # the same string can be made twice; it stays one token
+            vocab.append(new_token)
+            length[new_token] = length[a] + length[b]
+
+    return ReferenceTokenizer(
+        vocab=vocab,
+        merges=merges,
+        trace=trace,
+        mode=mode,
+        pattern=pattern,
+        special_tokens=list(special_tokens),
+        lowercase=lowercase,
+        prefix=prefix,
+        suffix=suffix,
+        unk_token=unk_token,
+    )
+
+
+def train(corpus: Iterable[str], vocab_size: int, *, pattern: str | None = "gpt2", special_tokens: Iterable[str] = (),
+          lowercase: bool = False, **options) -> ReferenceTokenizer:
+    """Counts the words of `corpus` (an iterable of texts) and learns merges from them.
+
+    >>> tok = train(["low lower lowest"], vocab_size=3 + 256, initial_alphabet="all")
+    >>> tok.merges
+    [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
+    """
+    special_tokens = list(special_tokens)
+    freqs = word_frequencies(corpus, pattern, special_tokens, lowercase)
+    # Lowercasing is already done; train_from_counts must not do it twice.
+    tok = train_from_counts(freqs, vocab_size, pattern=pattern, special_tokens=special_tokens, **options)
+    tok.lowercase = lowercase
+    return tok

@@ -1,0 +1,53 @@
+//! Encoding a piece: initial symbols, then merges applied in rank order.
+//!
+//! Applying "the lowest-ranked pair present, at every occurrence, left to right" until none is left gives
+//! exactly the textbook's "apply each merge in order to the whole word": a pair created by merge r always
+//! contains r's result, so its rank is above r.
+
+use rustc_hash::FxHashMap;
+
+/// Merges `symbols` in place by rank.
+pub fn apply_merges(symbols: &mut Vec<u32>, merge_rank: &FxHashMap<(u32, u32), (u32, u32)>) {
+    loop {
+        let mut best: Option<(u32, u32, u32, u32)> = None; // (rank, left, right, result)
+        for window in symbols.windows(2) {
+            if let Some(&(rank, result)) = merge_rank.get(&(window[0], window[1])) {
+                if best.is_none_or(|(r, ..)| rank < r) {
+                    best = Some((rank, window[0], window[1], result));
+                }
+            }
+        }
+        let Some((_, left, right, result)) = best else {
+            return;
+        };
+        let mut write = 0;
+        let mut read = 0;
+        while read < symbols.len() {
+            if read + 1 < symbols.len() && symbols[read] == left && symbols[read + 1] == right {
+                symbols[write] = result;
+                read += 2;
+            } else {
+                symbols[write] = symbols[read];
+                read += 1;
+            }
+            write += 1;
+        }
+        symbols.truncate(write);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_apply_in_rank_order() {
+        // h=0 u=1 g=2 ug=3 hug=4
+        let mut ranks = FxHashMap::default();
+        ranks.insert((1, 2), (0, 3));
+        ranks.insert((0, 3), (1, 4));
+        let mut s = vec![0, 1, 2, 1, 2];
+        apply_merges(&mut s, &ranks);
+        assert_eq!(s, vec![4, 3]);
+    }
+}

@@ -1,0 +1,215 @@
+//! bytepair's own tokenizer file: one JSON document, laid out to be read by people — settings first, then
+//! the special tokens, the base alphabet, and one merge per line with the pair count it was chosen with.
+//!
+//! ```text
+//! {
+//!   "format": "bytepair",
+//!   "version": 1,
+//!   "mode": "byte",
+//!   "pattern": "gpt2",
+//!   "lowercase": false,
+//!   "continuing_subword_prefix": null,
+//!   "end_of_word_suffix": null,
+//!   "unk_token": null,
+//!   "tie_break": "first_seen",
+//!   "special_tokens": ["<|endoftext|>"],
+//!   "alphabet": [
+//!     "!", "\"", "#", ...
+//!   ],
+//!   "merges": [
+//!     ["Ġ", "t", 7],
+//!     ["i", "s", 5],
+//!     ...
+//!   ]
+//! }
+//! ```
+//!
+//! Ids are not stored: they follow from the order (specials, alphabet sorted by code point, then each merge
+//! whose result is a new string), so a file cannot contradict itself. `pattern` is a name, `null` (no split)
+//! or `{"regex": "..."}`. The count of a merge is omitted when unknown (tokenizers not trained here).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::pretokenize::Pattern;
+use crate::tokenizer::Tokenizer;
+use crate::train::TieBreak;
+use crate::vocab::{Mode, SymbolStyle, Vocab};
+
+pub const FORMAT: &str = "bytepair";
+pub const VERSION: u64 = 1;
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).expect("strings always serialise")
+}
+
+fn json_opt(s: Option<&str>) -> String {
+    s.map_or_else(|| "null".to_string(), json)
+}
+
+/// Writes `tok` in the native format.
+pub fn to_string(tok: &Tokenizer) -> String {
+    let v = &tok.vocab;
+    let mut out = String::with_capacity(64 * (v.merges.len() + 64));
+    out.push_str("{\n");
+    out.push_str(&format!("  \"format\": {},\n  \"version\": {VERSION},\n", json(FORMAT)));
+    out.push_str(&format!("  \"mode\": {},\n", json(v.style.mode.name())));
+    let pattern = match (&tok.pretokenizer.pattern, tok.pretokenizer.pattern.name()) {
+        (_, Some(name)) => json(name),
+        (Pattern::Custom(regex), None) => format!("{{\"regex\": {}}}", json(regex)),
+        _ => "null".to_string(),
+    };
+    out.push_str(&format!("  \"pattern\": {pattern},\n"));
+    out.push_str(&format!("  \"lowercase\": {},\n", tok.lowercase));
+    out.push_str(&format!("  \"continuing_subword_prefix\": {},\n", json_opt(v.style.prefix.as_deref())));
+    out.push_str(&format!("  \"end_of_word_suffix\": {},\n", json_opt(v.style.suffix.as_deref())));
+    let unk = v.unk.map(|id| v.tokens[id as usize].display.as_str());
+    out.push_str(&format!("  \"unk_token\": {},\n", json_opt(unk)));
+    out.push_str(&format!("  \"tie_break\": {},\n", json_opt(tok.tie_break.map(TieBreak::name))));
+    let specials: Vec<String> = tok.specials.tokens().iter().map(|s| json(s)).collect();
+    out.push_str(&format!("  \"special_tokens\": [{}],\n", specials.join(", ")));
+    out.push_str("  \"alphabet\": [");
+    let base = &v.tokens[v.num_special..v.num_special + v.num_base];
+    for (i, token) in base.iter().enumerate() {
+        out.push_str(if i % 16 == 0 { "\n    " } else { " " });
+        out.push_str(&json(&token.display));
+        if i + 1 < base.len() {
+            out.push(',');
+        }
+    }
+    out.push_str(if base.is_empty() { "],\n" } else { "\n  ],\n" });
+    out.push_str("  \"merges\": [");
+    for (i, m) in v.merges.iter().enumerate() {
+        out.push_str("\n    [");
+        out.push_str(&json(&v.tokens[m.left as usize].display));
+        out.push_str(", ");
+        out.push_str(&json(&v.tokens[m.right as usize].display));
+        if let Some(count) = tok.merge_counts.as_ref().and_then(|c| c.get(i)) {
+            out.push_str(&format!(", {count}"));
+        }
+        out.push(']');
+        if i + 1 < v.merges.len() {
+            out.push(',');
+        }
+    }
+    out.push_str(if v.merges.is_empty() { "]\n" } else { "\n  ]\n" });
+    out.push_str("}\n");
+    out
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    format: String,
+    version: u64,
+    mode: String,
+    pattern: Value,
+    lowercase: bool,
+    continuing_subword_prefix: Option<String>,
+    end_of_word_suffix: Option<String>,
+    unk_token: Option<String>,
+    tie_break: Option<String>,
+    special_tokens: Vec<String>,
+    alphabet: Vec<String>,
+    merges: Vec<Vec<Value>>,
+}
+
+/// Reads a tokenizer in the native format. `source` names the file in error messages.
+pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
+    let bad = |what: String| Error::value(format!("{source} is not a valid bytepair tokenizer file: {what}"));
+    let file: File = serde_json::from_str(text).map_err(|e| bad(format!("{e}")))?;
+    if file.format != FORMAT {
+        return Err(bad(format!("\"format\" is {:?}, expected {FORMAT:?}", file.format)));
+    }
+    if file.version != VERSION {
+        return Err(bad(format!(
+            "version {} is not supported by this bytepair (it reads version {VERSION}); upgrade bytepair",
+            file.version
+        )));
+    }
+    let mode = Mode::parse(&file.mode).map_err(|e| bad(e.message))?;
+    let pattern = match &file.pattern {
+        Value::Null => Pattern::None,
+        Value::String(name) => match Pattern::from_name_or_regex(Some(name)) {
+            Pattern::Custom(_) => return Err(bad(format!("unknown pattern name {name:?}"))),
+            p => p,
+        },
+        Value::Object(map) => match map.get("regex") {
+            Some(Value::String(regex)) => Pattern::Custom(regex.clone()),
+            _ => return Err(bad("\"pattern\" must be a name, null, or {\"regex\": \"...\"}".to_string())),
+        },
+        _ => return Err(bad("\"pattern\" must be a name, null, or {\"regex\": \"...\"}".to_string())),
+    };
+    let tie_break = file.tie_break.as_deref().map(TieBreak::parse).transpose().map_err(|e| bad(e.message))?;
+    let style = SymbolStyle { mode, prefix: file.continuing_subword_prefix, suffix: file.end_of_word_suffix };
+    let mut vocab =
+        Vocab::new(style, &file.special_tokens, file.unk_token.as_deref(), &file.alphabet).map_err(|e| bad(e.message))?;
+    let mut counts = Vec::with_capacity(file.merges.len());
+    for (i, merge) in file.merges.iter().enumerate() {
+        let at = |what: &str| bad(format!("merge {} (line {} of the merges list): {what}", i, i + 1));
+        let (left, right) = match merge.as_slice() {
+            [Value::String(a), Value::String(b), ..] if merge.len() <= 3 => (a, b),
+            _ => return Err(at("expected [left, right] or [left, right, count]")),
+        };
+        counts.push(match merge.get(2) {
+            Some(c) => Some(c.as_u64().ok_or_else(|| at("the count must be a non-negative integer"))?),
+            None => None,
+        });
+        let find = |s: &String| {
+            vocab.by_display.get(s).copied().ok_or_else(|| at(&format!("{s:?} is not a token defined before this merge")))
+        };
+        let (l, r) = (find(left)?, find(right)?);
+        if vocab.tokens[l as usize].special || vocab.tokens[r as usize].special {
+            return Err(at("special tokens cannot be merged"));
+        }
+        vocab.push_merge(l, r);
+    }
+    let mut tok = Tokenizer::new(vocab, pattern, file.lowercase, &file.special_tokens).map_err(|e| bad(e.message))?;
+    tok.tie_break = tie_break;
+    tok.merge_counts = if counts.iter().all(Option::is_some) && !counts.is_empty() {
+        Some(counts.into_iter().flatten().collect())
+    } else if counts.iter().all(Option::is_none) {
+        None
+    } else {
+        return Err(bad("some merges have counts and others do not: give all or none".to_string()));
+    };
+    Ok(tok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::{train, Alphabet, Silent, TrainConfig};
+
+    #[test]
+    fn round_trip_is_exact() {
+        let config = TrainConfig {
+            vocab_size: 300,
+            style: SymbolStyle { mode: Mode::Byte, prefix: Some("##".into()), suffix: None },
+            special_tokens: vec!["<|endoftext|>".into()],
+            unk_token: None,
+            alphabet: Alphabet::Corpus,
+            min_frequency: 0,
+            max_token_length: None,
+            tie_break: TieBreak::FirstSeen,
+        };
+        let words = [("Ġhello", 5), ("Ġworld", 3), ("\"quoted\"\n", 2)];
+        let t = train(&words, &config, &mut Silent).unwrap();
+        let mut tok = Tokenizer::new(t.vocab, Pattern::Custom(r"\S+\s*".into()), true, &config.special_tokens).unwrap();
+        tok.merge_counts = Some(t.merge_counts);
+        tok.tie_break = Some(TieBreak::FirstSeen);
+        let text = to_string(&tok);
+        let back = from_str(&text, "test").unwrap();
+        assert_eq!(to_string(&back), text);
+        assert_eq!(back.vocab.len(), tok.vocab.len());
+        assert_eq!(back.vocab.merges, tok.vocab.merges);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let err = from_str("{", "x.json").unwrap_err();
+        assert!(err.message.starts_with("x.json is not a valid bytepair tokenizer file"), "{}", err.message);
+        assert!(err.message.contains("line 1"), "{}", err.message);
+    }
+}

@@ -1,0 +1,236 @@
+//! Pre-tokenization: cutting text into the pieces ("words") that BPE works inside, and cutting special tokens
+//! out of the text before that.
+//!
+//! Training and encoding share this module, so the two can never split text differently.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use fancy_regex::Regex;
+
+use crate::error::{Error, Result};
+
+/// GPT-2's pattern, as published with the model (also r50k_base and p50k_base).
+pub const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+/// cl100k_base (GPT-3.5/4), as in tiktoken.
+pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+
+/// o200k_base (GPT-4o), as in tiktoken.
+pub const O200K: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+(?!\S)",
+    r"|\s+",
+);
+
+/// HF tokenizers' `Whitespace` pre-tokenizer: runs of word characters, runs of other non-space characters.
+/// Whitespace itself is dropped.
+pub const WHITESPACE: &str = r"\w+|[^\w\s]+";
+
+/// Which pattern splits the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    Gpt2,
+    Cl100k,
+    O200k,
+    Whitespace,
+    /// No split: each input text is one word.
+    None,
+    Custom(String),
+}
+
+impl Pattern {
+    /// `name` is one of the named patterns; anything else is taken as a regex.
+    pub fn from_name_or_regex(name: Option<&str>) -> Pattern {
+        match name {
+            None => Pattern::None,
+            Some("gpt2") | Some("r50k_base") | Some("p50k_base") => Pattern::Gpt2,
+            Some("cl100k") | Some("cl100k_base") => Pattern::Cl100k,
+            Some("o200k") | Some("o200k_base") => Pattern::O200k,
+            Some("whitespace") => Pattern::Whitespace,
+            Some(regex) => Pattern::Custom(regex.to_string()),
+        }
+    }
+
+    /// The name saved in files, or None for a custom regex / no split.
+    pub fn name(&self) -> Option<&'static str> {
+        match self {
+            Pattern::Gpt2 => Some("gpt2"),
+            Pattern::Cl100k => Some("cl100k"),
+            Pattern::O200k => Some("o200k"),
+            Pattern::Whitespace => Some("whitespace"),
+            Pattern::None | Pattern::Custom(_) => None,
+        }
+    }
+
+    pub fn regex_source(&self) -> Option<&str> {
+        match self {
+            Pattern::Gpt2 => Some(GPT2),
+            Pattern::Cl100k => Some(CL100K),
+            Pattern::O200k => Some(O200K),
+            Pattern::Whitespace => Some(WHITESPACE),
+            Pattern::None => None,
+            Pattern::Custom(s) => Some(s),
+        }
+    }
+
+    /// True when the pattern throws text away (whitespace), so decoding cannot restore it exactly.
+    pub fn drops_whitespace(&self) -> bool {
+        matches!(self, Pattern::Whitespace)
+    }
+}
+
+/// Cuts text into pieces with a pattern.
+#[derive(Clone, Debug)]
+pub struct PreTokenizer {
+    pub pattern: Pattern,
+    regex: Option<Regex>,
+}
+
+impl PreTokenizer {
+    pub fn new(pattern: Pattern) -> Result<PreTokenizer> {
+        let regex = match pattern.regex_source() {
+            None => None,
+            Some(src) => Some(Regex::new(src).map_err(|e| {
+                Error::value(format!(
+                    "pattern {src:?} is not a valid regex: {e}. Use one of \"gpt2\", \"cl100k\", \"o200k\", \
+                     \"whitespace\", None (no split), or a valid regex"
+                ))
+            })?),
+        };
+        Ok(PreTokenizer { pattern, regex })
+    }
+
+    /// Calls `f` on each non-empty piece of `text`, in order.
+    pub fn split<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
+        let Some(regex) = &self.regex else {
+            if !text.is_empty() {
+                f(text);
+            }
+            return Ok(());
+        };
+        for m in regex.find_iter(text) {
+            let m = m.map_err(|e| {
+                Error::value(format!(
+                    "the pre-tokenization pattern failed on this input ({e}); the pattern backtracks too much — \
+                     simplify it (avoid nested quantifiers and look-arounds)"
+                ))
+            })?;
+            if !m.as_str().is_empty() {
+                f(m.as_str());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Finds special tokens in text (leftmost, then longest).
+#[derive(Clone, Debug)]
+pub struct SpecialMatcher {
+    tokens: Vec<String>,
+    automaton: Option<AhoCorasick>,
+}
+
+/// A part of a text: ordinary text, or the special token with this index (into the matcher's list).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Segment<'t> {
+    Text(&'t str),
+    Special(usize),
+}
+
+impl SpecialMatcher {
+    pub fn new(tokens: &[String]) -> SpecialMatcher {
+        let automaton = if tokens.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(tokens)
+                    .expect("special tokens are plain strings, which always build"),
+            )
+        };
+        SpecialMatcher { tokens: tokens.to_vec(), automaton }
+    }
+
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// Calls `f` on the ordinary-text parts and the special tokens of `text`, in order.
+    pub fn segments<'t>(&self, text: &'t str, mut f: impl FnMut(Segment<'t>) -> Result<()>) -> Result<()> {
+        let Some(ac) = &self.automaton else {
+            return if text.is_empty() { Ok(()) } else { f(Segment::Text(text)) };
+        };
+        let mut last = 0;
+        for m in ac.find_iter(text) {
+            if m.start() > last {
+                f(Segment::Text(&text[last..m.start()]))?;
+            }
+            f(Segment::Special(m.pattern().as_usize()))?;
+            last = m.end();
+        }
+        if last < text.len() {
+            f(Segment::Text(&text[last..]))?;
+        }
+        Ok(())
+    }
+
+    /// First occurrence of any special token: (index, byte offset).
+    pub fn find_first(&self, text: &str) -> Option<(usize, usize)> {
+        let ac = self.automaton.as_ref()?;
+        ac.find(text).map(|m| (m.pattern().as_usize(), m.start()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: Pattern, text: &str) -> Vec<String> {
+        let pt = PreTokenizer::new(p).unwrap();
+        let mut out = Vec::new();
+        pt.split(text, |s| out.push(s.to_string())).unwrap();
+        out
+    }
+
+    #[test]
+    fn gpt2_keeps_the_space_with_the_next_word() {
+        assert_eq!(pieces(Pattern::Gpt2, "Hello  world's 123!\n"), ["Hello", " ", " world", "'s", " 123", "!", "\n"]);
+    }
+
+    #[test]
+    fn cl100k_caps_digit_runs_at_three() {
+        assert_eq!(pieces(Pattern::Cl100k, "12345 abc"), ["123", "45", " abc"]);
+    }
+
+    #[test]
+    fn whitespace_drops_spaces() {
+        assert_eq!(pieces(Pattern::Whitespace, "Hi, you!"), ["Hi", ",", "you", "!"]);
+    }
+
+    #[test]
+    fn no_pattern_keeps_the_text_whole() {
+        assert_eq!(pieces(Pattern::None, "a b"), ["a b"]);
+    }
+
+    #[test]
+    fn bad_regex_is_a_value_error() {
+        let err = PreTokenizer::new(Pattern::Custom("(".into())).unwrap_err();
+        assert!(err.message.contains("not a valid regex"));
+    }
+
+    #[test]
+    fn specials_are_cut_leftmost_longest() {
+        let m = SpecialMatcher::new(&["<a>".into(), "<a><b>".into()]);
+        let mut out = Vec::new();
+        m.segments("x<a><b>y<a>", |s| {
+            out.push(format!("{s:?}"));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, ["Text(\"x\")", "Special(1)", "Text(\"y\")", "Special(0)"]);
+    }
+}

@@ -1,0 +1,271 @@
+//! PyO3 bindings: type conversion, releasing the GIL around long work, and mapping errors to Python
+//! exceptions. No tokenizer logic lives here.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::error::{Error, ErrorKind};
+use crate::formats::native;
+use crate::pretokenize::Pattern;
+use crate::progress::Progress;
+use crate::tokenizer::{SpecialPolicy, Tokenizer};
+use crate::train::counts::{Utf8Errors, WordCounter};
+use crate::train::{self, Alphabet, StopReason, TieBreak, TrainConfig};
+use crate::vocab::{Mode, SymbolStyle};
+
+fn to_py(err: Error) -> PyErr {
+    match err.kind {
+        ErrorKind::Value | ErrorKind::Utf8 | ErrorKind::OutOfRange => PyValueError::new_err(err.message),
+        ErrorKind::Io { not_found: true } => PyFileNotFoundError::new_err(err.message),
+        ErrorKind::Io { not_found: false } => PyOSError::new_err(err.message),
+        ErrorKind::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+    }
+}
+
+/// Runs `f`, turning a Rust panic (a bug) into a RuntimeError that says so, never a PanicException.
+fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result.map_err(to_py),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown panic");
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in bytepair's core ({what}); this is a bug — please report it with the input that caused it"
+            )))
+        }
+    }
+}
+
+/// Ctrl-C check, for loops running without the GIL.
+fn check_signals() -> Result<(), Error> {
+    Python::attach(|py| py.check_signals()).map_err(|_| Error::interrupted())
+}
+
+/// Counts words for training. Holds the pattern, special tokens and normaliser, which the trained tokenizer
+/// then uses for encoding too.
+#[pyclass(module = "bytepair._core")]
+pub struct WordCounts {
+    counter: Mutex<WordCounter>,
+    pattern: Pattern,
+    lowercase: bool,
+    special_tokens: Vec<String>,
+}
+
+impl WordCounts {
+    fn counter(&self) -> std::sync::MutexGuard<'_, WordCounter> {
+        self.counter.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[pymethods]
+impl WordCounts {
+    #[new]
+    #[pyo3(signature = (pattern, special_tokens, lowercase))]
+    fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool) -> PyResult<Self> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        let counter = guarded(|| WordCounter::new(pattern.clone(), &special_tokens, lowercase))?;
+        Ok(WordCounts { counter: Mutex::new(counter), pattern, lowercase, special_tokens })
+    }
+
+    /// Counts the words of each text.
+    fn add_texts(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+        py.detach(|| guarded(|| texts.iter().try_for_each(|t| self.counter().add_text(t))))
+    }
+
+    /// Counts the words of a UTF-8 file, line by line.
+    #[pyo3(signature = (path, errors, progress))]
+    fn add_file(&self, py: Python<'_>, path: String, errors: &str, progress: bool) -> PyResult<u64> {
+        let errors = Utf8Errors::parse(errors).map_err(to_py)?;
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let start = counter.bytes_seen;
+                let mut display = Progress::new(progress, check_signals);
+                counter.add_file(&path, errors, |done| display.bytes(start + done))?;
+                display.finish();
+                Ok(counter.bytes_seen - start)
+            })
+        })
+    }
+
+    /// Adds words counted elsewhere, taken as they are.
+    fn add_counted(&self, words: Vec<(String, u64)>) {
+        let mut counter = self.counter();
+        for (word, count) in &words {
+            counter.add_counted_word(word, *count);
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.counter().words.len()
+    }
+
+    /// Bytes of text counted so far.
+    #[getter]
+    fn bytes_seen(&self) -> u64 {
+        self.counter().bytes_seen
+    }
+
+    /// The counted words and their counts, in order of first appearance.
+    fn items(&self) -> Vec<(String, u64)> {
+        self.counter().words.iter().map(|(w, c)| (w.clone(), *c)).collect()
+    }
+}
+
+/// Trains a tokenizer from counted words. Returns the tokenizer and why training stopped
+/// ("done", "no_pairs_left" or "min_frequency").
+#[pyfunction]
+#[pyo3(signature = (counts, vocab_size, mode, alphabet, extra_alphabet, unk_token, continuing_subword_prefix,
+                    end_of_word_suffix, min_frequency, max_token_length, tie_break, progress))]
+#[allow(clippy::too_many_arguments)]
+fn train_counts(
+    py: Python<'_>,
+    counts: &WordCounts,
+    vocab_size: usize,
+    mode: &str,
+    alphabet: &str,
+    extra_alphabet: Vec<char>,
+    unk_token: Option<String>,
+    continuing_subword_prefix: Option<String>,
+    end_of_word_suffix: Option<String>,
+    min_frequency: u64,
+    max_token_length: Option<usize>,
+    tie_break: &str,
+    progress: bool,
+) -> PyResult<(CoreTokenizer, &'static str)> {
+    let mode = Mode::parse(mode).map_err(to_py)?;
+    let tie_break = TieBreak::parse(tie_break).map_err(to_py)?;
+    let alphabet = match (alphabet, extra_alphabet.is_empty()) {
+        ("all", _) if mode == Mode::Byte => Alphabet::All,
+        (_, false) => Alphabet::CorpusPlus(extra_alphabet),
+        ("all", true) | ("corpus", true) => Alphabet::Corpus,
+        (other, _) => return Err(PyValueError::new_err(format!("unknown initial_alphabet {other:?}"))),
+    };
+    let config = TrainConfig {
+        vocab_size,
+        style: SymbolStyle { mode, prefix: continuing_subword_prefix, suffix: end_of_word_suffix },
+        special_tokens: counts.special_tokens.clone(),
+        unk_token,
+        alphabet,
+        min_frequency,
+        max_token_length,
+        tie_break,
+    };
+    py.detach(|| {
+        guarded(|| {
+            let counter = counts.counter();
+            let words: Vec<(&str, u64)> = counter.words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            let mut display = Progress::new(progress, check_signals);
+            let trained = train::train(&words, &config, &mut display)?;
+            display.finish();
+            let mut tok = Tokenizer::new(trained.vocab, counts.pattern.clone(), counts.lowercase, &counts.special_tokens)?;
+            tok.tie_break = Some(tie_break);
+            tok.merge_counts = Some(trained.merge_counts);
+            let stop = match trained.stop {
+                StopReason::Done => "done",
+                StopReason::NoPairsLeft => "no_pairs_left",
+                StopReason::MinFrequency => "min_frequency",
+            };
+            Ok((CoreTokenizer { inner: tok }, stop))
+        })
+    })
+}
+
+/// A trained or loaded tokenizer (the Python class `bytepair.Tokenizer` wraps it).
+#[pyclass(module = "bytepair._core", frozen)]
+pub struct CoreTokenizer {
+    inner: Tokenizer,
+}
+
+#[pymethods]
+impl CoreTokenizer {
+    /// Encodes text. `allowed` / `disallowed` give, per special token (in `special_tokens()` order), whether it
+    /// may be produced and whether finding it in the text is an error.
+    fn encode(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<Vec<u32>> {
+        let n = self.inner.specials.tokens().len();
+        if allowed.len() != n || disallowed.len() != n {
+            return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
+        }
+        let policy = SpecialPolicy { allowed, disallowed };
+        py.detach(|| guarded(|| self.inner.encode(text, &policy)))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = guarded(|| self.inner.decode_bytes(&ids))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Display string of every token, by id.
+    fn token_strings(&self) -> Vec<String> {
+        self.inner.vocab.tokens.iter().map(|t| t.display.clone()).collect()
+    }
+
+    /// Raw bytes of one token.
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        match self.inner.vocab.tokens.get(id as usize) {
+            Some(t) => Ok(PyBytes::new(py, &t.bytes)),
+            None => Err(PyValueError::new_err(format!("id {id} is not in the vocabulary"))),
+        }
+    }
+
+    /// Merges as (left id, right id, result id), in order.
+    fn merges(&self) -> Vec<(u32, u32, u32)> {
+        self.inner.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect()
+    }
+
+    fn merge_counts(&self) -> Option<Vec<u64>> {
+        self.inner.merge_counts.clone()
+    }
+
+    fn special_tokens(&self) -> Vec<String> {
+        self.inner.specials.tokens().to_vec()
+    }
+
+    /// Settings, for `repr`, saving and the Python API.
+    fn settings(&self) -> (String, Option<String>, Option<String>, bool, Option<String>, Option<String>, Option<String>, Option<String>) {
+        let v = &self.inner.vocab;
+        let pattern = &self.inner.pretokenizer.pattern;
+        (
+            v.style.mode.name().to_string(),
+            pattern.name().map(String::from),
+            match pattern {
+                Pattern::Custom(regex) => Some(regex.clone()),
+                _ => None,
+            },
+            self.inner.lowercase,
+            v.style.prefix.clone(),
+            v.style.suffix.clone(),
+            v.unk.map(|id| v.tokens[id as usize].display.clone()),
+            self.inner.tie_break.map(|t| t.name().to_string()),
+        )
+    }
+
+    /// Number of special tokens and of base symbols (they take the first ids).
+    fn layout(&self) -> (usize, usize) {
+        (self.inner.vocab.num_special, self.inner.vocab.num_base)
+    }
+
+    fn to_native(&self) -> String {
+        native::to_string(&self.inner)
+    }
+
+    #[staticmethod]
+    fn from_native(text: &str, source: &str) -> PyResult<CoreTokenizer> {
+        guarded(|| native::from_str(text, source)).map(|inner| CoreTokenizer { inner })
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<WordCounts>()?;
+    m.add_class::<CoreTokenizer>()?;
+    m.add_function(wrap_pyfunction!(train_counts, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! The whole pipeline, one stage per concern: special tokens → normaliser (lowercase) → pre-tokenizer →
+//! BPE model (vocab + merges) → decoder. Training builds one, files save and load one.
+
+use crate::encode::apply_merges;
+use crate::error::{Error, ErrorKind, Result};
+use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
+use crate::train::TieBreak;
+use crate::vocab::{Mode, Vocab};
+
+#[derive(Clone, Debug)]
+pub struct Tokenizer {
+    pub vocab: Vocab,
+    pub pretokenizer: PreTokenizer,
+    pub lowercase: bool,
+    /// The special tokens that can appear in text (the user's list, in id order; `unk_token` is not among
+    /// them unless the user listed it).
+    pub specials: SpecialMatcher,
+    /// Training record: the tie rule and each merge's pair count, when trained by bytepair.
+    pub tie_break: Option<TieBreak>,
+    pub merge_counts: Option<Vec<u64>>,
+}
+
+/// Which special tokens `encode` may produce and which make it fail, by index into `Tokenizer::specials`.
+pub struct SpecialPolicy {
+    pub allowed: Vec<bool>,
+    pub disallowed: Vec<bool>,
+}
+
+impl Tokenizer {
+    pub fn new(vocab: Vocab, pattern: Pattern, lowercase: bool, special_tokens: &[String]) -> Result<Tokenizer> {
+        Ok(Tokenizer {
+            vocab,
+            pretokenizer: PreTokenizer::new(pattern)?,
+            lowercase,
+            specials: SpecialMatcher::new(special_tokens),
+            tie_break: None,
+            merge_counts: None,
+        })
+    }
+
+    pub fn special_id(&self, index: usize) -> u32 {
+        self.vocab.by_display[&self.specials.tokens()[index]]
+    }
+
+    /// Encodes `text` to ids.
+    pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
+        let tokens = self.specials.tokens();
+        for (i, token) in tokens.iter().enumerate() {
+            if policy.disallowed[i] && !policy.allowed[i] {
+                if let Some(at) = text.find(token.as_str()) {
+                    return Err(Error::value(format!(
+                        "the text contains the special token {token:?} (at character {}), which is disallowed. \
+                         To encode it as the special token, pass allowed_special={{{token:?}}} (or \"all\"); to \
+                         encode it as ordinary text, pass disallowed_special=() (or use encode_ordinary)",
+                        char_position(text, at)
+                    )));
+                }
+            }
+        }
+        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+        let allowed: Vec<String> =
+            tokens.iter().zip(&policy.allowed).filter(|(_, a)| **a).map(|(t, _)| t.clone()).collect();
+        if allowed.is_empty() {
+            self.encode_ordinary_into(text, text, &mut ids)?;
+        } else {
+            let subset;
+            let matcher = if allowed.len() == tokens.len() {
+                &self.specials
+            } else {
+                subset = SpecialMatcher::new(&allowed);
+                &subset
+            };
+            matcher.segments(text, |segment| match segment {
+                Segment::Text(part) => self.encode_ordinary_into(part, text, &mut ids),
+                Segment::Special(i) => {
+                    ids.push(self.vocab.by_display[&matcher.tokens()[i]]);
+                    Ok(())
+                }
+            })?;
+        }
+        Ok(ids)
+    }
+
+    /// Encodes text with no special-token handling. `whole` is the full input, for error positions.
+    fn encode_ordinary_into(&self, part: &str, whole: &str, ids: &mut Vec<u32>) -> Result<()> {
+        let lowered;
+        let normalized = if self.lowercase {
+            lowered = part.to_lowercase();
+            lowered.as_str()
+        } else {
+            part
+        };
+        let mut failure = None;
+        let mut symbols = Vec::new();
+        self.pretokenizer.split(normalized, |piece| {
+            if failure.is_some() {
+                return;
+            }
+            symbols.clear();
+            match self.vocab.initial_symbols(piece, &mut symbols) {
+                Ok(()) => {
+                    apply_merges(&mut symbols, &self.vocab.merge_rank);
+                    ids.extend_from_slice(&symbols);
+                }
+                Err(unknown) => {
+                    let at = offset_in(whole, part, normalized, piece) + unknown.offset;
+                    failure = Some(self.unknown_unit_error(&unknown, whole, at));
+                }
+            }
+        })?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn unknown_unit_error(&self, unknown: &crate::vocab::UnknownUnit, whole: &str, byte_at: usize) -> Error {
+        let position = char_position(whole, byte_at);
+        let what = match self.vocab.style.mode {
+            Mode::Char => {
+                let c = unknown.unit.chars().next().unwrap_or('\0');
+                format!("character {:?} (U+{:04X}) at character {position}", unknown.unit, c as u32)
+            }
+            Mode::Byte => format!(
+                "byte 0x{:02X} (shown as {:?}) at character {position}",
+                unknown.raw.first().copied().unwrap_or(0),
+                unknown.unit
+            ),
+        };
+        Error::value(format!(
+            "{what} of the text is not in the vocabulary, and the tokenizer has no unk_token. Train with \
+             unk_token=\"[UNK]\" to map unseen {} to it{}",
+            if self.vocab.style.mode == Mode::Char { "characters" } else { "bytes" },
+            if self.vocab.style.mode == Mode::Byte {
+                ", or with initial_alphabet=\"all\" so every byte has a token"
+            } else {
+                ", or pass initial_alphabet=[...] with the characters you need"
+            }
+        ))
+    }
+
+    /// The bytes that `ids` stand for. With the `whitespace` pattern, which drops spaces, a space is put back
+    /// between words where the `##` prefix or the end-of-word suffix shows a word boundary.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let n = self.vocab.len();
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        let restore_spaces = self.pretokenizer.pattern.drops_whitespace()
+            && (self.vocab.style.prefix.is_some() || self.vocab.style.suffix.is_some());
+        let mut previous: Option<&crate::vocab::Token> = None;
+        for (position, &id) in ids.iter().enumerate() {
+            let Some(token) = self.vocab.tokens.get(id as usize) else {
+                return Err(Error {
+                    kind: ErrorKind::OutOfRange,
+                    message: format!(
+                        "id {id} (at position {position}) is not in the vocabulary: valid ids are 0 to {}",
+                        n.saturating_sub(1)
+                    ),
+                });
+            };
+            if restore_spaces {
+                if let Some(prev) = previous {
+                    let boundary = if self.vocab.style.prefix.is_some() {
+                        !token.continues && !token.special && !prev.special
+                    } else {
+                        prev.ends_word && !token.special
+                    };
+                    if boundary {
+                        out.push(b' ');
+                    }
+                }
+            }
+            out.extend_from_slice(&token.bytes);
+            previous = Some(token);
+        }
+        Ok(out)
+    }
+}
+
+/// Character index of byte offset `at` in `text` (clamped to the text).
+pub fn char_position(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text[..at].chars().count()
+}
+
+/// Byte offset in `whole` of `piece`, a slice of `normalized` (which is `part` or a lowercased copy of it;
+/// `part` is a slice of `whole`). Lowercasing can change lengths, so then the offset is approximate.
+fn offset_in(whole: &str, part: &str, normalized: &str, piece: &str) -> usize {
+    let part_start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+    let in_normalized = (piece.as_ptr() as usize).saturating_sub(normalized.as_ptr() as usize);
+    part_start + in_normalized.min(part.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::{train, Alphabet, Silent, TrainConfig};
+    use crate::vocab::SymbolStyle;
+
+    fn trained(words: &[(&str, u64)], vocab_size: usize, mode: Mode, unk: Option<&str>) -> Tokenizer {
+        let config = TrainConfig {
+            vocab_size,
+            style: SymbolStyle { mode, prefix: None, suffix: None },
+            special_tokens: vec!["<eot>".into()],
+            unk_token: unk.map(String::from),
+            alphabet: Alphabet::All,
+            min_frequency: 0,
+            max_token_length: None,
+            tie_break: TieBreak::FirstSeen,
+        };
+        let t = train(words, &config, &mut Silent).unwrap();
+        Tokenizer::new(t.vocab, Pattern::Gpt2, false, &["<eot>".into()]).unwrap()
+    }
+
+    fn all(tok: &Tokenizer, allowed: bool) -> SpecialPolicy {
+        let n = tok.specials.tokens().len();
+        SpecialPolicy { allowed: vec![allowed; n], disallowed: vec![true; n] }
+    }
+
+    #[test]
+    fn byte_mode_round_trips_anything() {
+        let tok = trained(&[("hello", 5), (" world", 3)], 270, Mode::Byte, None);
+        let text = "hello world — ünïcödé 🎉\0";
+        let ids = tok.encode(text, &all(&tok, false)).unwrap();
+        assert_eq!(tok.decode_bytes(&ids).unwrap(), text.as_bytes());
+    }
+
+    #[test]
+    fn special_tokens_follow_the_policy() {
+        let tok = trained(&[("hello", 5)], 262, Mode::Byte, None);
+        let err = tok.encode("a<eot>b", &all(&tok, false)).unwrap_err();
+        assert!(err.message.contains("allowed_special"), "{}", err.message);
+        let ids = tok.encode("a<eot>b", &all(&tok, true)).unwrap();
+        assert_eq!(ids[1], 0);
+        let ordinary = SpecialPolicy { allowed: vec![false], disallowed: vec![false] };
+        let ids = tok.encode("a<eot>b", &ordinary).unwrap();
+        assert!(!ids.contains(&0));
+    }
+
+    #[test]
+    fn unknown_characters_name_the_character_and_position() {
+        let tok = trained(&[("hug", 5)], 8, Mode::Char, None);
+        let err = tok.encode("hum", &all(&tok, false)).unwrap_err();
+        assert!(err.message.contains("'m'") || err.message.contains("\"m\""), "{}", err.message);
+        assert!(err.message.contains("character 2"), "{}", err.message);
+    }
+
+    #[test]
+    fn decode_rejects_ids_out_of_range() {
+        let tok = trained(&[("hug", 5)], 8, Mode::Char, Some("[UNK]"));
+        let err = tok.decode_bytes(&[1, 99]).unwrap_err();
+        assert!(err.message.contains("id 99 (at position 1)"), "{}", err.message);
+    }
+}

@@ -1,0 +1,494 @@
+//! The vocabulary: what a token is, how a word becomes its initial symbols, and the merge table.
+//!
+//! Tokens are identified by their *display string* — exactly as the textbook algorithm and HF tokenizers do:
+//! two merges that produce the same string produce the same token. Each token also keeps the raw bytes it
+//! decodes to (without any `##` prefix or end-of-word suffix marker).
+//!
+//! Id layout (fixed, documented in the README): special tokens first, then the base alphabet sorted by the
+//! code points of its display strings, then one id per merge that produced a new string, in merge order.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+
+/// How a word is cut into initial symbols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Units are UTF-8 bytes, displayed with GPT-2's byte→unicode table (space → `Ġ`).
+    Byte,
+    /// Units are Unicode scalar values (characters), displayed as themselves.
+    Char,
+}
+
+impl Mode {
+    pub fn parse(name: &str) -> Result<Mode> {
+        match name {
+            "byte" => Ok(Mode::Byte),
+            "char" => Ok(Mode::Char),
+            other => Err(Error::value(format!(
+                "unknown mode {other:?}: use \"byte\" (256-byte base vocabulary, GPT-2 style) or \"char\" \
+                 (the characters seen in the corpus)"
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Byte => "byte",
+            Mode::Char => "char",
+        }
+    }
+}
+
+/// Everything that decides the display string of an initial symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolStyle {
+    pub mode: Mode,
+    /// Put in front of every unit that is not the first of its word (WordPiece-style `##`).
+    pub prefix: Option<String>,
+    /// Put after the last unit of every word (e.g. `</w>`).
+    pub suffix: Option<String>,
+}
+
+/// GPT-2's reversible byte → printable character table: printable Latin-1 bytes map to themselves,
+/// the other 68 bytes to U+0100.. in byte order. Space (0x20) becomes `Ġ` (U+0120).
+pub const fn byte_to_char_table() -> [char; 256] {
+    let mut table = ['\0'; 256];
+    let mut shifted = 0u32;
+    let mut b = 0usize;
+    while b < 256 {
+        let printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+        let code = if printable {
+            b as u32
+        } else {
+            shifted += 1;
+            255 + shifted
+        };
+        table[b] = match char::from_u32(code) {
+            Some(c) => c,
+            None => '\0',
+        };
+        b += 1;
+    }
+    table
+}
+
+pub static BYTE_TO_CHAR: [char; 256] = byte_to_char_table();
+
+/// Inverse of [`BYTE_TO_CHAR`].
+pub fn char_to_byte(c: char) -> Option<u8> {
+    let code = c as u32;
+    if code < 256 {
+        let b = code as u8;
+        if BYTE_TO_CHAR[b as usize] == c {
+            return Some(b);
+        }
+        return None;
+    }
+    if (256..256 + 68).contains(&code) {
+        // Shifted bytes are assigned in increasing byte order among the non-printable ones.
+        let wanted = code - 256;
+        let mut seen = 0u32;
+        for b in 0..256usize {
+            if BYTE_TO_CHAR[b] as u32 >= 256 {
+                if seen == wanted {
+                    return Some(b as u8);
+                }
+                seen += 1;
+            }
+        }
+    }
+    None
+}
+
+/// Display form of raw bytes in byte mode (`b" is"` → `"Ġis"`).
+pub fn bytes_to_display(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| BYTE_TO_CHAR[b as usize]).collect()
+}
+
+/// One vocabulary entry.
+#[derive(Clone, Debug)]
+pub struct Token {
+    /// What the token decodes to (markers removed).
+    pub bytes: Vec<u8>,
+    /// What users see: `Ġis`, `##ug`, `<|endoftext|>`.
+    pub display: String,
+    /// Number of units (bytes in byte mode, characters in char mode) — the length `max_token_length` limits.
+    pub units: u32,
+    pub special: bool,
+    /// Carries the continuing-subword prefix (it does not start a word).
+    pub continues: bool,
+    /// Carries the end-of-word suffix.
+    pub ends_word: bool,
+}
+
+/// A learned merge: `left + right → result`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Merge {
+    pub left: u32,
+    pub right: u32,
+    pub result: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Vocab {
+    pub style: SymbolStyle,
+    pub tokens: Vec<Token>,
+    pub by_display: FxHashMap<String, u32>,
+    pub num_special: usize,
+    pub num_base: usize,
+    pub merges: Vec<Merge>,
+    /// (left, right) → (rank, result). A pair merged twice keeps its later rank, as HF tokenizers does.
+    pub merge_rank: FxHashMap<(u32, u32), (u32, u32)>,
+    pub unk: Option<u32>,
+    /// Byte mode without markers: byte → id of its base token, for the encoder's fast path.
+    byte_ids: Option<[u32; 256]>,
+}
+
+/// An initial symbol of a word with its markers: the unit's text plus where it stands in the word.
+pub struct UnitSymbol<'a> {
+    pub unit: &'a str,
+    pub first: bool,
+    pub last: bool,
+}
+
+impl SymbolStyle {
+    /// Display string of a unit (already in display form) at a position of its word.
+    pub fn symbol_display(&self, unit_display: &str, first: bool, last: bool, out: &mut String) {
+        out.clear();
+        if !first {
+            if let Some(p) = &self.prefix {
+                out.push_str(p);
+            }
+        }
+        out.push_str(unit_display);
+        if last {
+            if let Some(s) = &self.suffix {
+                out.push_str(s);
+            }
+        }
+    }
+
+    /// Calls `f(unit_display, unit_bytes, byte_offset)` for each unit of `word`.
+    pub fn for_each_unit(&self, word: &str, mut f: impl FnMut(&str, &[u8], usize)) {
+        let mut buf = [0u8; 4];
+        match self.mode {
+            Mode::Byte => {
+                for (i, &b) in word.as_bytes().iter().enumerate() {
+                    let c = BYTE_TO_CHAR[b as usize];
+                    f(c.encode_utf8(&mut buf), &[b], i);
+                }
+            }
+            Mode::Char => {
+                for (i, c) in word.char_indices() {
+                    let s = c.encode_utf8(&mut buf);
+                    let bytes = &word.as_bytes()[i..i + c.len_utf8()];
+                    f(s, bytes, i);
+                }
+            }
+        }
+    }
+
+    pub fn unit_count(&self, word: &str) -> usize {
+        match self.mode {
+            Mode::Byte => word.len(),
+            Mode::Char => word.chars().count(),
+        }
+    }
+
+    /// Splits a base-symbol display string into (unit display, has prefix, has suffix), or None when it is
+    /// not exactly one unit with optional markers.
+    pub fn parse_base(&self, display: &str) -> Option<(Vec<u8>, bool, bool)> {
+        let try_parse = |s: &str, prefixed: bool| -> Option<(Vec<u8>, bool, bool)> {
+            let (core, suffixed) = match &self.suffix {
+                Some(suf) if s.len() > suf.len() && s.ends_with(suf.as_str()) => (&s[..s.len() - suf.len()], true),
+                _ => (s, false),
+            };
+            let mut chars = core.chars();
+            let c = chars.next()?;
+            if chars.next().is_some() {
+                return None;
+            }
+            let bytes = match self.mode {
+                Mode::Byte => vec![char_to_byte(c)?],
+                Mode::Char => core.as_bytes().to_vec(),
+            };
+            Some((bytes, prefixed, suffixed))
+        };
+        if let Some(p) = &self.prefix {
+            if let Some(rest) = display.strip_prefix(p.as_str()) {
+                if let Some(parsed) = try_parse(rest, true) {
+                    return Some(parsed);
+                }
+            }
+        }
+        try_parse(display, false)
+    }
+}
+
+impl Vocab {
+    /// A vocabulary with special tokens and a base alphabet (display strings, any order: they are sorted here).
+    pub fn new(style: SymbolStyle, specials: &[String], unk: Option<&str>, base: &[String]) -> Result<Vocab> {
+        let mut vocab = Vocab {
+            style,
+            tokens: Vec::new(),
+            by_display: FxHashMap::default(),
+            num_special: 0,
+            num_base: 0,
+            merges: Vec::new(),
+            merge_rank: FxHashMap::default(),
+            unk: None,
+            byte_ids: None,
+        };
+        for s in specials {
+            if vocab.by_display.contains_key(s) {
+                return Err(Error::value(format!(
+                    "special token {s:?} is listed twice: list each special token once"
+                )));
+            }
+            if s.is_empty() {
+                return Err(Error::value("a special token cannot be the empty string".to_string()));
+            }
+            vocab.push_token(Token {
+                bytes: s.as_bytes().to_vec(),
+                display: s.clone(),
+                units: 1,
+                special: true,
+                continues: false,
+                ends_word: false,
+            });
+        }
+        if let Some(u) = unk {
+            if !vocab.by_display.contains_key(u) {
+                if u.is_empty() {
+                    return Err(Error::value("unk_token cannot be the empty string".to_string()));
+                }
+                vocab.push_token(Token {
+                    bytes: u.as_bytes().to_vec(),
+                    display: u.to_string(),
+                    units: 1,
+                    special: true,
+                    continues: false,
+                    ends_word: false,
+                });
+            }
+            vocab.unk = Some(vocab.by_display[u]);
+        }
+        vocab.num_special = vocab.tokens.len();
+
+        let mut sorted: Vec<&String> = base.iter().collect();
+        sorted.sort(); // byte order of UTF-8 == code-point order
+        sorted.dedup();
+        for display in sorted {
+            if vocab.by_display.contains_key(display) {
+                continue; // a special token with the same text already has the id
+            }
+            let Some((bytes, continues, ends_word)) = vocab.style.parse_base(display) else {
+                return Err(Error::value(format!(
+                    "{display:?} is not a valid base symbol in {} mode: a base symbol is one {}{}{}",
+                    vocab.style.mode.name(),
+                    if vocab.style.mode == Mode::Byte { "byte (in GPT-2 display form)" } else { "character" },
+                    if vocab.style.prefix.is_some() { ", optionally after the continuing-subword prefix" } else { "" },
+                    if vocab.style.suffix.is_some() { ", optionally before the end-of-word suffix" } else { "" },
+                )));
+            };
+            vocab.push_token(Token { bytes, display: display.clone(), units: 1, special: false, continues, ends_word });
+        }
+        vocab.num_base = vocab.tokens.len() - vocab.num_special;
+        vocab.rebuild_byte_ids();
+        Ok(vocab)
+    }
+
+    fn push_token(&mut self, token: Token) -> u32 {
+        let id = self.tokens.len() as u32;
+        self.by_display.insert(token.display.clone(), id);
+        self.tokens.push(token);
+        id
+    }
+
+    fn rebuild_byte_ids(&mut self) {
+        self.byte_ids = None;
+        if self.style.mode != Mode::Byte || self.style.prefix.is_some() || self.style.suffix.is_some() {
+            return;
+        }
+        let mut ids = [u32::MAX; 256];
+        let mut buf = [0u8; 4];
+        for (b, slot) in ids.iter_mut().enumerate() {
+            if let Some(&id) = self.by_display.get(BYTE_TO_CHAR[b].encode_utf8(&mut buf) as &str) {
+                *slot = id;
+            }
+        }
+        self.byte_ids = Some(ids);
+    }
+
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// Display string of `left + right`: the right part's continuing-subword prefix is dropped.
+    pub fn merged_display(&self, left: u32, right: u32) -> String {
+        let a = &self.tokens[left as usize];
+        let b = &self.tokens[right as usize];
+        let b_display = match (&self.style.prefix, b.continues) {
+            (Some(p), true) => &b.display[p.len()..],
+            _ => b.display.as_str(),
+        };
+        let mut s = String::with_capacity(a.display.len() + b_display.len());
+        s.push_str(&a.display);
+        s.push_str(b_display);
+        s
+    }
+
+    /// Records the merge `left + right` and returns the id of its result (an existing id when the merged
+    /// string is already a token).
+    pub fn push_merge(&mut self, left: u32, right: u32) -> u32 {
+        let display = self.merged_display(left, right);
+        let result = match self.by_display.get(&display) {
+            Some(&id) => id,
+            None => {
+                let a = &self.tokens[left as usize];
+                let b = &self.tokens[right as usize];
+                let mut bytes = a.bytes.clone();
+                bytes.extend_from_slice(&b.bytes);
+                let token = Token {
+                    bytes,
+                    display,
+                    units: a.units + b.units,
+                    special: false,
+                    continues: a.continues,
+                    ends_word: b.ends_word,
+                };
+                self.push_token(token)
+            }
+        };
+        let rank = self.merges.len() as u32;
+        self.merges.push(Merge { left, right, result });
+        self.merge_rank.insert((left, right), (rank, result));
+        result
+    }
+
+    /// Appends the initial symbols of `word` to `out`. Units missing from the vocabulary become the unknown
+    /// token, or an error naming the unit when there is none.
+    pub fn initial_symbols(&self, word: &str, out: &mut Vec<u32>) -> std::result::Result<(), UnknownUnit> {
+        if let Some(ids) = &self.byte_ids {
+            for (i, &b) in word.as_bytes().iter().enumerate() {
+                let id = ids[b as usize];
+                if id != u32::MAX {
+                    out.push(id);
+                } else if let Some(unk) = self.unk {
+                    out.push(unk);
+                } else {
+                    return Err(UnknownUnit { unit: BYTE_TO_CHAR[b as usize].to_string(), raw: vec![b], offset: i });
+                }
+            }
+            return Ok(());
+        }
+        let n = self.style.unit_count(word);
+        let mut display = String::new();
+        let mut k = 0usize;
+        let mut failure = None;
+        self.style.for_each_unit(word, |unit, raw, offset| {
+            if failure.is_some() {
+                return;
+            }
+            self.style.symbol_display(unit, k == 0, k + 1 == n, &mut display);
+            k += 1;
+            match self.by_display.get(&display) {
+                Some(&id) => out.push(id),
+                None => match self.unk {
+                    Some(unk) => out.push(unk),
+                    None => failure = Some(UnknownUnit { unit: unit.to_string(), raw: raw.to_vec(), offset }),
+                },
+            }
+        });
+        match failure {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A unit of the input that has no base token (and there is no unknown token).
+#[derive(Debug, Clone)]
+pub struct UnknownUnit {
+    /// Display form of the unit.
+    pub unit: String,
+    /// Its raw bytes.
+    pub raw: Vec<u8>,
+    /// Byte offset inside the word.
+    pub offset: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpt2_byte_table_is_a_bijection_in_code_point_order() {
+        assert_eq!(BYTE_TO_CHAR[b' ' as usize], 'Ġ');
+        assert_eq!(BYTE_TO_CHAR[b'\n' as usize], 'Ċ');
+        assert_eq!(BYTE_TO_CHAR[b'A' as usize], 'A');
+        for b in 0..=255u8 {
+            assert_eq!(char_to_byte(BYTE_TO_CHAR[b as usize]), Some(b));
+        }
+        assert_eq!(char_to_byte('x'), Some(b'x'));
+        assert_eq!(char_to_byte('€'), None);
+    }
+
+    fn style(mode: Mode, prefix: Option<&str>) -> SymbolStyle {
+        SymbolStyle { mode, prefix: prefix.map(String::from), suffix: None }
+    }
+
+    #[test]
+    fn ids_are_specials_then_sorted_base_then_merges() {
+        let base: Vec<String> = ["u", "h", "g"].iter().map(|s| s.to_string()).collect();
+        let mut v = Vocab::new(style(Mode::Char, None), &["<s>".into()], Some("[UNK]"), &base).unwrap();
+        let names: Vec<&str> = v.tokens.iter().map(|t| t.display.as_str()).collect();
+        assert_eq!(names, ["<s>", "[UNK]", "g", "h", "u"]);
+        let ug = v.push_merge(4, 2);
+        assert_eq!(v.tokens[ug as usize].display, "ug");
+        let hug = v.push_merge(3, ug);
+        assert_eq!(v.tokens[hug as usize].bytes, b"hug");
+        // A merge that yields an existing string reuses its id.
+        let again = v.push_merge(3, ug);
+        assert_eq!(again, hug);
+        assert_eq!(v.len(), 7);
+    }
+
+    #[test]
+    fn prefix_is_dropped_from_the_right_part() {
+        let base: Vec<String> = ["t", "##h", "##e"].iter().map(|s| s.to_string()).collect();
+        let mut v = Vocab::new(style(Mode::Char, Some("##")), &[], None, &base).unwrap();
+        let t = v.by_display["t"];
+        let h = v.by_display["##h"];
+        let e = v.by_display["##e"];
+        let th = v.push_merge(t, h);
+        assert_eq!(v.tokens[th as usize].display, "th");
+        let he = v.push_merge(h, e);
+        assert_eq!(v.tokens[he as usize].display, "##he");
+        assert!(v.tokens[he as usize].continues);
+    }
+
+    #[test]
+    fn unknown_units_are_reported_or_mapped_to_unk() {
+        let base: Vec<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        let v = Vocab::new(style(Mode::Char, None), &[], None, &base).unwrap();
+        let mut out = Vec::new();
+        let err = v.initial_symbols("abé", &mut out).unwrap_err();
+        assert_eq!((err.unit.as_str(), err.offset), ("é", 2));
+        let v = Vocab::new(style(Mode::Char, None), &[], Some("[UNK]"), &base).unwrap();
+        out.clear();
+        v.initial_symbols("abé", &mut out).unwrap();
+        assert_eq!(out, vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn duplicate_specials_are_rejected() {
+        let err = Vocab::new(style(Mode::Byte, None), &["<a>".into(), "<a>".into()], None, &[]).unwrap_err();
+        assert!(err.to_string().contains("listed twice"));
+    }
+}
