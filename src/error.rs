@@ -9,9 +9,9 @@ pub enum ErrorKind {
     Value,
     /// A file could not be read → `OSError` (FileNotFoundError when missing).
     Io { not_found: bool },
-    /// A file is not valid UTF-8 → `UnicodeDecodeError`-like `ValueError` naming file and offset.
+    /// A file is not valid UTF-8 → `ValueError` naming file and byte offset.
     Utf8,
-    /// An id that is not in the vocabulary → `IndexError`... reported as `ValueError` with the id.
+    /// An id that is not in the vocabulary → `ValueError` naming the id and its position.
     OutOfRange,
     /// The user interrupted a long operation (Ctrl-C) → `KeyboardInterrupt`.
     Interrupted,
@@ -33,9 +33,9 @@ impl Error {
     pub fn io(path: &str, err: &std::io::Error) -> Error {
         let not_found = err.kind() == std::io::ErrorKind::NotFound;
         let message = if not_found {
-            format!("no such file: {path:?} (check the path; bytepair never downloads anything)")
+            format!("no such file: {} (check the path; bytepair never downloads anything)", py_repr(path))
         } else {
-            format!("cannot read {path:?}: {err}")
+            format!("cannot read {}: {err}", py_repr(path))
         };
         Error { kind: ErrorKind::Io { not_found }, message }
     }
@@ -44,8 +44,9 @@ impl Error {
         Error {
             kind: ErrorKind::Utf8,
             message: format!(
-                "{path:?} is not valid UTF-8: invalid byte sequence at byte offset {offset}; \
-                 convert the file to UTF-8 (e.g. `iconv -f latin1 -t utf-8`) or pass errors=\"replace\""
+                "{} is not valid UTF-8: invalid byte sequence at byte offset {offset}; \
+                 convert the file to UTF-8 (e.g. `iconv -f latin1 -t utf-8`) or pass errors=\"replace\"",
+                py_repr(path)
             ),
         }
     }
@@ -55,6 +56,29 @@ impl Error {
     }
 }
 
+/// A string as Python's `repr` shows it (`'m'`, `'\\n'`), so messages read naturally to Python users.
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -62,3 +86,15 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::py_repr;
+
+    #[test]
+    fn repr_matches_python() {
+        assert_eq!(py_repr("m"), "'m'");
+        assert_eq!(py_repr("it's"), "\"it's\"");
+        assert_eq!(py_repr("a\nb\x00"), "'a\\nb\\x00'");
+    }
+}

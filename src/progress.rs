@@ -20,13 +20,16 @@ pub struct Progress<'c> {
 }
 
 impl<'c> Progress<'c> {
-    pub fn new(visible: bool, check: impl FnMut() -> Result<()> + Send + 'c) -> Progress<'c> {
+    /// `total`: bytes to read, when known (a bar), or None (a running count).
+    pub fn new(visible: bool, total: Option<u64>, check: impl FnMut() -> Result<()> + Send + 'c) -> Progress<'c> {
         let bar = visible.then(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg:<10} {binary_bytes:>10} {binary_bytes_per_sec:>12}  {elapsed}")
-                    .expect("valid template"),
-            );
+            let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr_with_hz(10));
+            let template = if total.is_some() {
+                "{msg:<10} [{bar:40}] {binary_bytes}/{binary_total_bytes}  {binary_bytes_per_sec}  eta {eta}"
+            } else {
+                "{spinner} {msg:<10} {binary_bytes:>10}  {binary_bytes_per_sec:>12}  {elapsed}"
+            };
+            bar.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
             bar.set_message("counting");
             bar
         });

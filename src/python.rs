@@ -48,11 +48,17 @@ fn check_signals() -> Result<(), Error> {
     Python::attach(|py| py.check_signals()).map_err(|_| Error::interrupted())
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Counts words for training. Holds the pattern, special tokens and normaliser, which the trained tokenizer
 /// then uses for encoding too.
 #[pyclass(module = "bytepair._core")]
 pub struct WordCounts {
     counter: Mutex<WordCounter>,
+    /// The reading/counting progress display, shared by all the files and texts of one corpus.
+    progress: Mutex<Progress<'static>>,
     pattern: Pattern,
     lowercase: bool,
     special_tokens: Vec<String>,
@@ -60,7 +66,7 @@ pub struct WordCounts {
 
 impl WordCounts {
     fn counter(&self) -> std::sync::MutexGuard<'_, WordCounter> {
-        self.counter.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.counter)
     }
 }
 
@@ -71,25 +77,45 @@ impl WordCounts {
     fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool) -> PyResult<Self> {
         let pattern = Pattern::from_name_or_regex(pattern);
         let counter = guarded(|| WordCounter::new(pattern.clone(), &special_tokens, lowercase))?;
-        Ok(WordCounts { counter: Mutex::new(counter), pattern, lowercase, special_tokens })
+        let progress = Mutex::new(Progress::new(false, None, check_signals));
+        Ok(WordCounts { counter: Mutex::new(counter), progress, pattern, lowercase, special_tokens })
+    }
+
+    /// Shows reading progress on stderr from now on; `total_bytes` when known.
+    #[pyo3(signature = (total_bytes=None))]
+    fn show_progress(&self, total_bytes: Option<u64>) {
+        *lock(&self.progress) = Progress::new(true, total_bytes, check_signals);
+    }
+
+    /// Ends the reading progress display.
+    fn finish_progress(&self) {
+        lock(&self.progress).finish();
     }
 
     /// Counts the words of each text.
     fn add_texts(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
-        py.detach(|| guarded(|| texts.iter().try_for_each(|t| self.counter().add_text(t))))
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
+                for text in &texts {
+                    counter.add_text(text)?;
+                    progress.bytes(counter.bytes_seen)?;
+                }
+                Ok(())
+            })
+        })
     }
 
     /// Counts the words of a UTF-8 file, line by line.
-    #[pyo3(signature = (path, errors, progress))]
-    fn add_file(&self, py: Python<'_>, path: String, errors: &str, progress: bool) -> PyResult<u64> {
+    fn add_file(&self, py: Python<'_>, path: String, errors: &str) -> PyResult<u64> {
         let errors = Utf8Errors::parse(errors).map_err(to_py)?;
         py.detach(|| {
             guarded(|| {
                 let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
                 let start = counter.bytes_seen;
-                let mut display = Progress::new(progress, check_signals);
-                counter.add_file(&path, errors, |done| display.bytes(start + done))?;
-                display.finish();
+                counter.add_file(&path, errors, |done| progress.bytes(start + done))?;
                 Ok(counter.bytes_seen - start)
             })
         })
@@ -162,7 +188,7 @@ fn train_counts(
         guarded(|| {
             let counter = counts.counter();
             let words: Vec<(&str, u64)> = counter.words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-            let mut display = Progress::new(progress, check_signals);
+            let mut display = Progress::new(progress, None, check_signals);
             let trained = train::train(&words, &config, &mut display)?;
             display.finish();
             let mut tok = Tokenizer::new(trained.vocab, counts.pattern.clone(), counts.lowercase, &counts.special_tokens)?;

@@ -2,7 +2,7 @@
 //! BPE model (vocab + merges) → decoder. Training builds one, files save and load one.
 
 use crate::encode::apply_merges;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{py_repr, Error, ErrorKind, Result};
 use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
@@ -49,10 +49,11 @@ impl Tokenizer {
             if policy.disallowed[i] && !policy.allowed[i] {
                 if let Some(at) = text.find(token.as_str()) {
                     return Err(Error::value(format!(
-                        "the text contains the special token {token:?} (at character {}), which is disallowed. \
-                         To encode it as the special token, pass allowed_special={{{token:?}}} (or \"all\"); to \
+                        "the text contains the special token {token} (at character {}), which is disallowed. \
+                         To encode it as the special token, pass allowed_special={{{token}}} (or \"all\"); to \
                          encode it as ordinary text, pass disallowed_special=() (or use encode_ordinary)",
-                        char_position(text, at)
+                        char_position(text, at),
+                        token = py_repr(token)
                     )));
                 }
             }
@@ -119,12 +120,12 @@ impl Tokenizer {
         let what = match self.vocab.style.mode {
             Mode::Char => {
                 let c = unknown.unit.chars().next().unwrap_or('\0');
-                format!("character {:?} (U+{:04X}) at character {position}", unknown.unit, c as u32)
+                format!("character {} (U+{:04X}) at character {position}", py_repr(&unknown.unit), c as u32)
             }
             Mode::Byte => format!(
-                "byte 0x{:02X} (shown as {:?}) at character {position}",
+                "byte 0x{:02X} (shown as {}) at character {position}",
                 unknown.raw.first().copied().unwrap_or(0),
-                unknown.unit
+                py_repr(&unknown.unit)
             ),
         };
         Error::value(format!(

@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::error::{Error, Result};
+use crate::error::{py_repr, Error, Result};
 
 /// How a word is cut into initial symbols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,7 +243,8 @@ impl Vocab {
         for s in specials {
             if vocab.by_display.contains_key(s) {
                 return Err(Error::value(format!(
-                    "special token {s:?} is listed twice: list each special token once"
+                    "special token {} is listed twice: list each special token once",
+                    py_repr(s)
                 )));
             }
             if s.is_empty() {
@@ -285,7 +286,8 @@ impl Vocab {
             }
             let Some((bytes, continues, ends_word)) = vocab.style.parse_base(display) else {
                 return Err(Error::value(format!(
-                    "{display:?} is not a valid base symbol in {} mode: a base symbol is one {}{}{}",
+                    "{} is not a valid base symbol in {} mode: a base symbol is one {}{}{}",
+                    py_repr(display),
                     vocab.style.mode.name(),
                     if vocab.style.mode == Mode::Byte { "byte (in GPT-2 display form)" } else { "character" },
                     if vocab.style.prefix.is_some() { ", optionally after the continuing-subword prefix" } else { "" },

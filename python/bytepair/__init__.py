@@ -17,7 +17,7 @@ import operator
 import os
 import sys
 import warnings
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal, Union
 
@@ -288,11 +288,21 @@ def train(
     show = _show_progress(progress)
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
-    for kind, item in _corpus_items(corpus):
-        if kind == "file":
-            counts.add_file(item, errors, show)
+    files = _corpus_files(corpus)
+    if show:
+        counts.show_progress(None if files is None else sum(os.path.getsize(p) for p in files))
+    try:
+        if files is not None:
+            for path in files:
+                counts.add_file(path, errors)
         else:
-            counts.add_texts(item)
+            for kind, item in _corpus_items(corpus):
+                if kind == "file":
+                    counts.add_file(item, errors)
+                else:
+                    counts.add_texts(item)
+    finally:
+        counts.finish_progress()
     if len(counts) == 0:
         raise ValueError(
             "the corpus is empty: it holds no text to train on"
@@ -427,23 +437,27 @@ def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_a
     return tok
 
 
-def _corpus_items(corpus: object) -> Iterable[tuple[str, object]]:
-    """Yields ("file", path) and ("texts", [str, ...]) batches."""
+def _corpus_files(corpus: object) -> list[str] | None:
+    """The files of a corpus made only of files (a path, a glob, or a list/tuple of paths), else None."""
     if isinstance(corpus, (str, os.PathLike)):
-        yield from (("file", p) for p in _expand_path(corpus, hint_text=isinstance(corpus, str)))
-        return
+        return _expand_path(corpus, hint_text=isinstance(corpus, str))
+    if isinstance(corpus, (list, tuple)) and corpus:
+        if all(isinstance(x, os.PathLike) for x in corpus):
+            return [p for x in corpus for p in _expand_path(x, hint_text=False)]
+        # HF-style list of file names: str items that all name existing files.
+        if all(isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.isfile(x) for x in corpus):
+            return [str(x) for x in corpus]
+    return None
+
+
+def _corpus_items(corpus: object) -> Iterator[tuple[str, object]]:
+    """Yields ("file", path) and ("texts", [str, ...]) batches of a corpus that is not only files."""
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be text (str), a path, or an iterable of those, not bytes; decode it first")
     try:
         iterator = iter(corpus)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError(f"corpus must be a path or an iterable of str, not {type(corpus).__name__}") from None
-    if isinstance(corpus, (list, tuple)) and corpus and all(
-        isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.isfile(x) for x in corpus
-    ):
-        for p in corpus:
-            yield ("file", p)
-        return
     batch: list[str] = []
     size = 0
     for index, item in enumerate(iterator):

@@ -272,6 +272,38 @@ def best_pair(
     return None if best is None else (best, max_freq)
 
 
+def base_vocabulary(
+    word_freqs: Iterable[str],
+    mode: str = "byte",
+    special_tokens: Iterable[str] = (),
+    initial_alphabet: str | Iterable[str] = "all",
+    prefix: str | None = None,
+    suffix: str | None = None,
+    unk_token: str | None = None,
+) -> list[str]:
+    """The vocabulary before any merge: special tokens (and unk_token) first, then the alphabet — every symbol
+    the words are made of, plus forced units — sorted by code point.
+
+    >>> base_vocabulary(["hug", "pun"], mode="char", unk_token="[UNK]")
+    ['[UNK]', 'g', 'h', 'n', 'p', 'u']
+    """
+    vocab: list[str] = []
+    for token in list(special_tokens) + ([unk_token] if unk_token is not None else []):
+        if token not in vocab:
+            vocab.append(token)
+    alphabet = {s for word in word_freqs for s in symbols_of(word, mode, prefix, suffix)}
+    forced: list[str] = []
+    if initial_alphabet == "all" and mode == "byte":
+        forced = [BYTE_TO_CHAR[b] for b in range(256)]
+    elif initial_alphabet not in ("all", "corpus"):
+        forced = [u for c in initial_alphabet for u in unit_strings(c, mode)]
+    for unit in forced:  # a forced unit must be usable anywhere in a word: add every marker variant
+        for first in (True, False):
+            for last in (True, False):
+                alphabet.add((unit if first or prefix is None else prefix + unit) + (suffix if last and suffix else ""))
+    return vocab + [s for s in sorted(alphabet) if s not in vocab]
+
+
 def train_from_counts(
     word_freqs: Mapping[str, int],
     vocab_size: int,
@@ -297,25 +329,9 @@ def train_from_counts(
         word_freqs = lowered
     word_freqs = {w: f for w, f in word_freqs.items() if w and f > 0}
 
-    # 1. Special tokens come first.
-    vocab: list[str] = []
-    for token in list(special_tokens) + ([unk_token] if unk_token is not None else []):
-        if token not in vocab:
-            vocab.append(token)
-
-    # 2. The alphabet: every symbol the words are made of, sorted by code point.
+    # 1-3. Special tokens, then the alphabet; every word split into symbols.
+    vocab = base_vocabulary(word_freqs, mode, special_tokens, initial_alphabet, prefix, suffix, unk_token)
     splits = {word: symbols_of(word, mode, prefix, suffix) for word in word_freqs}
-    alphabet = {s for split in splits.values() for s in split}
-    forced: list[str] = []
-    if initial_alphabet == "all" and mode == "byte":
-        forced = [BYTE_TO_CHAR[b] for b in range(256)]
-    elif initial_alphabet not in ("all", "corpus"):
-        forced = [u for c in initial_alphabet for u in unit_strings(c, mode)]
-    for unit in forced:  # a forced unit must be usable anywhere in a word: add every marker variant
-        for first in (True, False):
-            for last in (True, False):
-                alphabet.add((unit if first or prefix is None else prefix + unit) + (suffix if last and suffix else ""))
-    vocab += [s for s in sorted(alphabet) if s not in vocab]
     if vocab_size < len(vocab):
         raise ValueError(f"vocab_size={vocab_size} is smaller than the base vocabulary; use vocab_size >= {len(vocab)}")
 

@@ -31,7 +31,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{py_repr, Error, Result};
 use crate::pretokenize::Pattern;
 use crate::tokenizer::Tokenizer;
 use crate::train::TieBreak;
@@ -157,7 +157,7 @@ pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
             None => None,
         });
         let find = |s: &String| {
-            vocab.by_display.get(s).copied().ok_or_else(|| at(&format!("{s:?} is not a token defined before this merge")))
+            vocab.by_display.get(s).copied().ok_or_else(|| at(&format!("{} is not a token defined before this merge", py_repr(s))))
         };
         let (l, r) = (find(left)?, find(right)?);
         if vocab.tokens[l as usize].special || vocab.tokens[r as usize].special {

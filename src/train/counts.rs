@@ -2,6 +2,8 @@
 //!
 //! Words keep the order of their first appearance in the corpus: the `first_seen` tie rule depends on it.
 
+use std::io::Read;
+
 use indexmap::IndexMap;
 use rustc_hash::FxBuildHasher;
 
@@ -75,7 +77,7 @@ impl WordCounter {
     /// Counts the words of a UTF-8 text file, one line (with its line break) at a time, as HF tokenizers and
     /// SentencePiece read files. `on_progress` gets the number of bytes done so far.
     pub fn add_file(&mut self, path: &str, errors: Utf8Errors, mut on_progress: impl FnMut(u64) -> Result<()>) -> Result<()> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+        let bytes = read_file(path)?;
         let text: std::borrow::Cow<str> = match std::str::from_utf8(&bytes) {
             Ok(s) => s.into(),
             Err(e) => match errors {
@@ -116,6 +118,19 @@ impl WordCounter {
             }
         }
     }
+}
+
+/// The bytes of a file; `.gz` files are decompressed (several gzip members are read one after another).
+fn read_file(path: &str) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    if !path.ends_with(".gz") {
+        return Ok(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len() * 3);
+    flate2::read::MultiGzDecoder::new(&bytes[..])
+        .read_to_end(&mut out)
+        .map_err(|e| Error::io(path, &std::io::Error::new(e.kind(), format!("not a valid gzip file ({e})"))))?;
+    Ok(out)
 }
 
 #[cfg(test)]

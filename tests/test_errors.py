@@ -1,0 +1,215 @@
+"""Bad input gets a clear Python exception — type, what was wrong, what to do — never a crash or a Rust
+panic (PanicException)."""
+
+from __future__ import annotations
+
+import pytest
+
+import bytepair
+
+CORPUS = ["hello world, hello there\n"] * 3
+
+
+def test_vocab_size_below_the_base_vocabulary_names_the_minimum():
+    with pytest.raises(ValueError, match=r"use vocab_size >= 257"):
+        bytepair.train(CORPUS, 100, special_tokens=["<|endoftext|>"])
+    with pytest.raises(ValueError, match=r"7 tokens \(2 special, 5 base symbols\); use vocab_size >= 7"):
+        bytepair.train_from_counts({"hug": 1, "pun": 2}, 3, mode="char", unk_token="[UNK]", special_tokens=["<s>"])
+
+
+@pytest.mark.parametrize("vocab_size", [0, -5])
+def test_vocab_size_must_be_positive(vocab_size):
+    with pytest.raises(ValueError, match="vocab_size must be positive"):
+        bytepair.train(CORPUS, vocab_size)
+
+
+@pytest.mark.parametrize("vocab_size", ["300", 300.0, None, True])
+def test_vocab_size_must_be_an_int(vocab_size):
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        bytepair.train(CORPUS, vocab_size)
+
+
+@pytest.mark.parametrize("corpus", [[], [""], iter([]), ["", ""]])
+def test_empty_corpus(corpus):
+    with pytest.raises(ValueError, match="the corpus is empty"):
+        bytepair.train(corpus, 300)
+
+
+def test_whitespace_only_corpus_with_the_whitespace_pattern():
+    with pytest.raises(ValueError, match="the corpus is empty.*whitespace"):
+        bytepair.train(["   \n\t "], 300, pattern="whitespace")
+
+
+def test_empty_counts():
+    with pytest.raises(ValueError, match="nothing to train on"):
+        bytepair.train_from_counts({}, 300)
+    with pytest.raises(ValueError, match="nothing to train on"):
+        bytepair.train_from_counts({"a": 0}, 300)
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("mode", "bytes", "unknown mode 'bytes'"),
+        ("pattern", "gpt3", "unknown pattern 'gpt3'"),
+        ("pattern", "(unclosed", "not a valid regex"),
+        ("pattern", "", "is empty"),
+        ("tie_break", "random", "unknown tie_break 'random'"),
+        ("initial_alphabet", "everything", "unknown initial_alphabet"),
+        ("initial_alphabet", ["ab"], "single characters"),
+        ("min_frequency", -1, "min_frequency must be an int >= 0"),
+        ("max_token_length", 0, "max_token_length must be None or an int >= 1"),
+        ("continuing_subword_prefix", "", "non-empty string"),
+        ("unk_token", "", "non-empty string"),
+        ("threads", 0, "threads must be None"),
+        ("errors", "ignore", "errors='ignore' is not supported"),
+    ],
+)
+def test_bad_options(option, value, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        bytepair.train(CORPUS, 300, **{option: value})
+
+
+@pytest.mark.parametrize(
+    "specials, error, message",
+    [
+        (["<s>", "<s>"], ValueError, r"lists \['<s>'\] more than once"),
+        ("<s>", TypeError, "not a single string"),
+        ([""], ValueError, "empty string"),
+        ([1], TypeError, "special tokens must be str"),
+    ],
+)
+def test_bad_special_tokens(specials, error, message):
+    with pytest.raises(error, match=message):
+        bytepair.train(CORPUS, 300, special_tokens=specials)
+
+
+def test_unseen_character_in_char_mode_is_named_with_its_position():
+    tok = bytepair.train(["hug pug"], 20, mode="char")
+    with pytest.raises(ValueError) as info:
+        tok.encode("hug mug")
+    message = str(info.value)
+    assert "'m'" in message and "U+006D" in message and "character 4" in message
+    assert "unk_token" in message
+
+
+def test_unseen_byte_with_corpus_alphabet_is_named():
+    tok = bytepair.train(["abc abc"], 20, initial_alphabet="corpus")
+    with pytest.raises(ValueError, match=r"byte 0x7A .*character 2.*initial_alphabet=\"all\""):
+        tok.encode("abz")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file.*missing.txt"):
+        bytepair.train(str(tmp_path / "missing.txt"), 300)
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        bytepair.train(str(tmp_path / "*.nothing"), 300)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        bytepair.train(tmp_path, 300)
+
+
+def test_a_text_passed_where_a_path_is_expected_gets_a_hint():
+    with pytest.raises(FileNotFoundError, match=r"pass it in a list: train\(\[text\]"):
+        bytepair.train("just some text, not a file", 300)
+
+
+def test_file_that_is_not_utf8_names_file_and_offset(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("good line\nçava\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.txt.* not valid UTF-8.* byte offset 10.*errors=\"replace\""):
+        bytepair.train(path, 300)
+    tok = bytepair.train(path, 300, errors="replace")
+    assert tok.token_to_id("�") is None and tok.encode("\ufffd")  # U+FFFD was counted, as bytes
+
+
+@pytest.mark.parametrize("item", [b"bytes", 3, None, ["nested"]])
+def test_bad_corpus_items(item):
+    with pytest.raises(TypeError, match="corpus item 1"):
+        bytepair.train(["ok", item], 300)
+
+
+def test_bytes_corpus():
+    with pytest.raises(TypeError, match="not bytes"):
+        bytepair.train(b"hello", 300)
+
+
+@pytest.mark.parametrize(
+    "counts, error, message",
+    [
+        ({"a": -1}, ValueError, "counts must be >= 0"),
+        ({"a": 1.5}, TypeError, "must be an int"),
+        ({1: 2}, TypeError, "keys must be str"),
+        ([("a", 1)], TypeError, "must be a mapping"),
+        ({"a": 1 << 64}, ValueError, "64-bit"),
+    ],
+)
+def test_bad_word_counts(counts, error, message):
+    with pytest.raises(error, match=message):
+        bytepair.train_from_counts(counts, 300)
+
+
+def test_counts_beyond_32_bits_are_exact():
+    big = 3_000_000_000  # HF tokenizers keeps pair counts in i32 and overflows here
+    tok = bytepair.train_from_counts({"ab": big, "cd": big - 1}, 256 + 2, initial_alphabet="all")
+    assert tok.trace == [(("a", "b"), big), (("c", "d"), big - 1)]
+
+
+def test_special_tokens_in_text_need_permission():
+    tok = bytepair.train(CORPUS, 280, special_tokens=["<|endoftext|>"])
+    with pytest.raises(ValueError, match=r"allowed_special=\{'<\|endoftext\|>'\}.*disallowed_special=\(\)"):
+        tok.encode("hi <|endoftext|>")
+    assert tok.encode("hi <|endoftext|>", allowed_special="all")[-1] == 0
+    assert tok.encode("hi <|endoftext|>", allowed_special={"<|endoftext|>"})[-1] == 0
+    assert 0 not in tok.encode("hi <|endoftext|>", disallowed_special=())
+    assert tok.encode_ordinary("hi <|endoftext|>") == tok.encode("hi <|endoftext|>", disallowed_special=())
+    with pytest.raises(ValueError, match="not special tokens of this tokenizer"):
+        tok.encode("hi", allowed_special={"<pad>"})
+    with pytest.raises(TypeError, match="write allowed_special="):
+        tok.encode("hi", allowed_special="<|endoftext|>")
+
+
+def test_decode_bad_ids():
+    tok = bytepair.train(CORPUS, 260)
+    with pytest.raises(ValueError, match=r"id 260 \(at position 1\) is not in the vocabulary: valid ids are 0 to 259"):
+        tok.decode([1, 260])
+    with pytest.raises(ValueError, match=r"id -1 \(at position 0\)"):
+        tok.decode([-1])
+    with pytest.raises(TypeError, match="item 0 is str"):
+        tok.decode(["a"])
+    with pytest.raises(ValueError, match="errors='ignore' is not supported"):
+        tok.decode([1], errors="ignore")
+
+
+def test_decode_of_a_cut_character():
+    tok = bytepair.train(["é"], 256)
+    ids = tok.encode("é")
+    assert len(ids) == 2
+    assert tok.decode(ids[:1]) == "\ufffd"
+    assert tok.decode_bytes(ids[:1]) == "é".encode()[:1]
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode(ids[:1], errors="strict")
+
+
+def test_encode_type_errors():
+    tok = bytepair.train(CORPUS, 280)
+    with pytest.raises(TypeError, match="decode bytes first"):
+        tok.encode(b"hello")
+    with pytest.raises(TypeError, match="text must be a str"):
+        tok.encode(None)
+
+
+def test_lone_surrogates_are_a_clear_error():
+    tok = bytepair.train(CORPUS, 280)
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        tok.encode("a\ud800b")
+
+
+def test_corpus_too_small_stops_early_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="the vocabulary has 258 tokens, not the 1000 asked for"):
+        tok = bytepair.train(["ab ab"], 1000)
+    assert tok.vocab_size == 258
+
+
+def test_min_frequency_stops_training():
+    tok = bytepair.train_from_counts({"ab": 5, "cd": 2}, 300, min_frequency=3)
+    assert tok.merges == [("a", "b")]
