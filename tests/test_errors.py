@@ -7,6 +7,8 @@ import pytest
 
 import bytepair
 
+pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
+
 CORPUS = ["hello world, hello there\n"] * 3
 
 

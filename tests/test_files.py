@@ -6,6 +6,7 @@ import gzip
 import json
 import pickle
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -155,3 +156,19 @@ def test_broken_gzip_is_a_clear_error(tmp_path):
     path.write_bytes(gzip.compress(b"hello world\n" * 100)[:40])
     with pytest.raises(OSError, match="broken.txt.gz"):
         bytepair.train(path, 270)
+
+
+def test_stdlib_demo_corpus_trains(tmp_path):
+    """The corpus of `make demo` (a slice of it): trains, saves, loads, round-trips."""
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(root.glob("*.py"))[:40]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = bytepair.train(files, 1500, special_tokens=["<|endoftext|>"], errors="replace")
+    tok.save(tmp_path / "stdlib.json")
+    back = bytepair.Tokenizer.load(tmp_path / "stdlib.json")
+    source = files[0].read_text(encoding="utf-8")
+    assert back.decode(back.encode(source, disallowed_special=())) == source
+    assert len(back.encode(source, disallowed_special=())) < len(source.encode()) / 2

@@ -1,7 +1,7 @@
 """bytepair: Byte-Pair Encoding tokenizers — train, encode, decode — with a Rust core.
 
 >>> import bytepair
->>> tok = bytepair.train(["the cat sat on the mat"] * 10, vocab_size=260)
+>>> tok = bytepair.train(["the cat sat on the mat"] * 10, vocab_size=262)
 >>> tok.tokenize("the cat")
 ['the', 'Ġcat']
 >>> tok.decode(tok.encode("the cat"))

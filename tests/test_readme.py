@@ -1,0 +1,32 @@
+"""Every ```python block of the README runs (and its asserts hold)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_readme_has_examples():
+    assert len(BLOCKS) >= 4
+
+
+@pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_example_runs(index):
+    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {"__name__": "readme"})
+
+
+def test_docstring_examples():
+    import doctest
+
+    import bytepair
+    import bytepair.reference
+
+    for module in (bytepair, bytepair.reference):
+        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert failures == 0, module.__name__
