@@ -25,9 +25,9 @@ impl<'c> Progress<'c> {
         let bar = visible.then(|| {
             let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr_with_hz(10));
             let template = if total.is_some() {
-                "{msg:<10} [{bar:40}] {binary_bytes}/{binary_total_bytes}  {binary_bytes_per_sec}  eta {eta}"
+                "{msg:<9} [{wide_bar}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec:>12} eta {eta:<3}"
             } else {
-                "{spinner} {msg:<10} {binary_bytes:>10}  {binary_bytes_per_sec:>12}  {elapsed}"
+                "{spinner} {msg:<9} {binary_bytes:>10} {binary_bytes_per_sec:>12} {elapsed}"
             };
             bar.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
             bar.set_message("counting");
@@ -65,7 +65,7 @@ impl Observer for Progress<'_> {
             bar.finish();
             let merges = ProgressBar::with_draw_target(Some(planned), ProgressDrawTarget::stderr_with_hz(10));
             merges.set_style(
-                ProgressStyle::with_template("{msg:<10} [{bar:40}] {pos}/{len} merges  {per_sec}  eta {eta}")
+                ProgressStyle::with_template("{msg:<9} [{wide_bar}] {pos}/{len} merges, {elapsed} eta {eta:<3}")
                     .expect("valid template")
                     .progress_chars("=> "),
             );
