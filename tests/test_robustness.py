@@ -1,0 +1,56 @@
+"""Random damage and random arguments never crash the core: every outcome is a result or a clear ValueError
+(never a RuntimeError from a caught Rust panic, never PanicException)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+
+TOK = bytepair.train(["Hello world! Hello there, 日本 🎉\n"] * 5, 280, special_tokens=["<|endoftext|>"])
+SAVED = TOK._core.to_native()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_damaged_files_load_or_raise_value_error(data):
+    text = SAVED
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(text)))
+        j = data.draw(st.integers(i, min(len(text), i + 20)))
+        text = text[:i] + data.draw(st.text(max_size=5)) + text[j:]
+    try:
+        tok = bytepair._core.CoreTokenizer.from_native(text, "damaged.json")
+    except ValueError:
+        return
+    bytepair.Tokenizer(tok).encode_ordinary("Hello world")  # a file that loads must work
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="()[]{}?*+|\\^$.-ab\\s\\p{L}0-9", max_size=15))
+def test_any_pattern_trains_or_raises_value_error(pattern):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tok = bytepair.train(["abc a-b 12 ab ba"], 270, pattern=pattern)
+        except ValueError:
+            return
+    tok.encode("ab a")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=10))
+def test_any_ids_decode_or_raise_value_error(ids):
+    try:
+        TOK.decode(ids)
+    except ValueError as e:
+        assert "is not in the vocabulary" in str(e)
+
+
+@pytest.mark.parametrize("text", ["^" * 100_000, "a" * 200_000, " " * 100_000, "\x00" * 10_000, "🎉" * 20_000])
+def test_long_runs_encode(text):
+    assert TOK.decode(TOK.encode(text)) == text
