@@ -38,10 +38,6 @@ impl Tokenizer {
         })
     }
 
-    pub fn special_id(&self, index: usize) -> u32 {
-        self.vocab.by_display[&self.specials.tokens()[index]]
-    }
-
     /// Encodes `text` to ids.
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
         let tokens = self.specials.tokens();

@@ -109,6 +109,21 @@ def test_train_on_texts_equals_reference(corpus, pattern, mode, tie_break, speci
         assert tok.encode(text, allowed_special="all") == ref.encode(text)
 
 
+@SETTINGS
+@given(
+    corpus=texts,
+    pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "whitespace", None]),
+    specials=st.sampled_from([(), ("<|endoftext|>",), ("<a>", "<a><b>")]),
+    lowercase=st.booleans(),
+)
+def test_word_counts_equal_reference_in_order_of_first_appearance(corpus, pattern, specials, lowercase):
+    if specials:
+        corpus = corpus + [specials[-1].join(corpus)]
+    counts = bytepair._new_counts(pattern, specials, lowercase)
+    counts.add_texts(corpus)
+    assert counts.items() == list(reference.word_frequencies(corpus, pattern, specials, lowercase).items())
+
+
 @pytest.fixture(scope="module")
 def byte_tokenizers():
     corpus = ["The quick brown fox jumps over the lazy dog. " * 3, "naïve café 日本語 🎉🎉 x\x00y", "def f(x):\n    return x\n"]

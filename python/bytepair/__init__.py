@@ -149,12 +149,14 @@ class Tokenizer:
 
     def id_to_token(self, id: int) -> str | None:
         """The display form of a token, or None if the id is not in the vocabulary."""
-        if isinstance(id, bool) or not isinstance(id, int):
-            raise TypeError(f"id must be an int, not {type(id).__name__}")
+        id = _as_id(id)
         return self._strings[id] if 0 <= id < len(self._strings) else None
 
     def token_bytes(self, id: int) -> bytes:
         """The raw bytes of one token (without `##` or end-of-word markers)."""
+        id = _as_id(id)
+        if not 0 <= id < len(self._strings):
+            raise ValueError(f"id {id} is not in the vocabulary: valid ids are 0 to {len(self._strings) - 1}")
         return self._core.token_bytes(id)
 
     @property
@@ -510,6 +512,15 @@ def _check_str(text: object, name: str) -> None:
     if not isinstance(text, str):
         raise TypeError(f"{name} must be a str, not {type(text).__name__}"
                         + ("; decode bytes first" if isinstance(text, (bytes, bytearray)) else ""))
+
+
+def _as_id(value: object) -> int:
+    if isinstance(value, bool):
+        raise TypeError("an id must be an int, not bool")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"an id must be an int, not {type(value).__name__}") from None
 
 
 def _check_ids(ids: Iterable[int]) -> list[int]:
