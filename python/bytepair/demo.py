@@ -47,15 +47,18 @@ def main(argv: list[str] | None = None) -> int:
     trace = tok.trace or []
     print("First merges:  " + "  ".join(f"{a}+{b} ({n})" for (a, b), n in trace[:8]))
     print("Last merges:   " + "  ".join(f"{a}+{b} ({n})" for (a, b), n in trace[-5:]))
-    words = [t for t, i in tok.vocab.items() if tok.token_bytes(i).strip() and t not in tok.special_tokens]
+    words = [t for t, i in tok.vocab.items()
+             if t not in tok.special_tokens and any(c.isalpha() for c in tok.token_bytes(i).decode(errors="replace"))]
     longest = sorted(words, key=lambda t: (-len(tok.token_bytes(tok.vocab[t])), tok.vocab[t]))[:6]
-    print("Longest tokens (not only whitespace): " + "  ".join(repr(t) for t in longest))
+    print("Longest tokens with letters: " + "  ".join(repr(t) for t in longest))
 
     ids = tok.encode(SAMPLE)
     print()
     print(f"Sample: {SAMPLE!r}")
     print(f"Tokens ({len(ids)} for {len(SAMPLE.encode())} bytes):")
     print("  " + " | ".join(tok.tokenize(SAMPLE)))
+    print("As text (a token that holds part of a UTF-8 character shows as �):")
+    print("  " + "|".join(tok.decode([i]) for i in ids))
     print(f"Ids: {ids}")
     assert tok.decode(ids) == SAMPLE
     print("decode(encode(sample)) == sample ✓")
