@@ -1,7 +1,7 @@
 //! PyO3 bindings: type conversion, releasing the GIL around long work, and mapping errors to Python
 //! exceptions. No tokenizer logic lives here.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
 use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
@@ -191,7 +191,8 @@ fn train_counts(
             let mut display = Progress::new(progress, None, check_signals);
             let trained = train::train(&words, &config, &mut display)?;
             display.finish();
-            let mut tok = Tokenizer::new(trained.vocab, counts.pattern.clone(), counts.lowercase, &counts.special_tokens)?;
+            let mut tok =
+                Tokenizer::new(trained.vocab, counts.pattern.clone(), counts.lowercase, &counts.special_tokens)?;
             tok.tie_break = Some(tie_break);
             tok.merge_counts = Some(trained.merge_counts);
             let stop = match trained.stop {
@@ -203,6 +204,10 @@ fn train_counts(
         })
     })
 }
+
+/// (mode, pattern name, custom regex, lowercase, prefix, suffix, unk_token, tie_break)
+type Settings =
+    (String, Option<String>, Option<String>, bool, Option<String>, Option<String>, Option<String>, Option<String>);
 
 /// A trained or loaded tokenizer (the Python class `bytepair.Tokenizer` wraps it).
 #[pyclass(module = "bytepair._core", frozen)]
@@ -255,7 +260,7 @@ impl CoreTokenizer {
     }
 
     /// Settings, for `repr`, saving and the Python API.
-    fn settings(&self) -> (String, Option<String>, Option<String>, bool, Option<String>, Option<String>, Option<String>, Option<String>) {
+    fn settings(&self) -> Settings {
         let v = &self.inner.vocab;
         let pattern = &self.inner.pretokenizer.pattern;
         (

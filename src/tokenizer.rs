@@ -2,7 +2,7 @@
 //! BPE model (vocab + merges) → decoder. Training builds one, files save and load one.
 
 use crate::encode::apply_merges;
-use crate::error::{py_repr, Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, py_repr};
 use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
@@ -42,16 +42,17 @@ impl Tokenizer {
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
         let tokens = self.specials.tokens();
         for (i, token) in tokens.iter().enumerate() {
-            if policy.disallowed[i] && !policy.allowed[i] {
-                if let Some(at) = text.find(token.as_str()) {
-                    return Err(Error::value(format!(
-                        "the text contains the special token {token} (at character {}), which is disallowed. \
+            if policy.disallowed[i]
+                && !policy.allowed[i]
+                && let Some(at) = text.find(token.as_str())
+            {
+                return Err(Error::value(format!(
+                    "the text contains the special token {token} (at character {}), which is disallowed. \
                          To encode it as the special token, pass allowed_special={{{token}}} (or \"all\"); to \
                          encode it as ordinary text, pass disallowed_special=() (or use encode_ordinary)",
-                        char_position(text, at),
-                        token = py_repr(token)
-                    )));
-                }
+                    char_position(text, at),
+                    token = py_repr(token)
+                )));
             }
         }
         let mut ids = Vec::with_capacity(text.len() / 3 + 1);
@@ -154,16 +155,14 @@ impl Tokenizer {
                     ),
                 });
             };
-            if restore_spaces {
-                if let Some(prev) = previous {
-                    let boundary = if self.vocab.style.prefix.is_some() {
-                        !token.continues && !token.special && !prev.special
-                    } else {
-                        prev.ends_word && !token.special
-                    };
-                    if boundary {
-                        out.push(b' ');
-                    }
+            if restore_spaces && let Some(prev) = previous {
+                let boundary = if self.vocab.style.prefix.is_some() {
+                    !token.continues && !token.special && !prev.special
+                } else {
+                    prev.ends_word && !token.special
+                };
+                if boundary {
+                    out.push(b' ');
                 }
             }
             out.extend_from_slice(&token.bytes);
@@ -193,7 +192,7 @@ fn offset_in(whole: &str, part: &str, normalized: &str, piece: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::{train, Alphabet, Silent, TrainConfig};
+    use crate::train::{Alphabet, Silent, TrainConfig, train};
     use crate::vocab::SymbolStyle;
 
     fn trained(words: &[(&str, u64)], vocab_size: usize, mode: Mode, unk: Option<&str>) -> Tokenizer {

@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::error::{py_repr, Error, Result};
+use crate::error::{Error, Result, py_repr};
 
 /// How a word is cut into initial symbols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,8 +89,8 @@ pub fn char_to_byte(c: char) -> Option<u8> {
         // Shifted bytes are assigned in increasing byte order among the non-printable ones.
         let wanted = code - 256;
         let mut seen = 0u32;
-        for b in 0..256usize {
-            if BYTE_TO_CHAR[b] as u32 >= 256 {
+        for (b, &c) in BYTE_TO_CHAR.iter().enumerate() {
+            if c as u32 >= 256 {
                 if seen == wanted {
                     return Some(b as u8);
                 }
@@ -145,27 +145,16 @@ pub struct Vocab {
     byte_ids: Option<[u32; 256]>,
 }
 
-/// An initial symbol of a word with its markers: the unit's text plus where it stands in the word.
-pub struct UnitSymbol<'a> {
-    pub unit: &'a str,
-    pub first: bool,
-    pub last: bool,
-}
-
 impl SymbolStyle {
     /// Display string of a unit (already in display form) at a position of its word.
     pub fn symbol_display(&self, unit_display: &str, first: bool, last: bool, out: &mut String) {
         out.clear();
-        if !first {
-            if let Some(p) = &self.prefix {
-                out.push_str(p);
-            }
+        if !first && let Some(p) = &self.prefix {
+            out.push_str(p);
         }
         out.push_str(unit_display);
-        if last {
-            if let Some(s) = &self.suffix {
-                out.push_str(s);
-            }
+        if last && let Some(s) = &self.suffix {
+            out.push_str(s);
         }
     }
 
@@ -215,12 +204,11 @@ impl SymbolStyle {
             };
             Some((bytes, prefixed, suffixed))
         };
-        if let Some(p) = &self.prefix {
-            if let Some(rest) = display.strip_prefix(p.as_str()) {
-                if let Some(parsed) = try_parse(rest, true) {
-                    return Some(parsed);
-                }
-            }
+        if let Some(p) = &self.prefix
+            && let Some(rest) = display.strip_prefix(p.as_str())
+            && let Some(parsed) = try_parse(rest, true)
+        {
+            return Some(parsed);
         }
         try_parse(display, false)
     }

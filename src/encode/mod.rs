@@ -11,10 +11,10 @@ pub fn apply_merges(symbols: &mut Vec<u32>, merge_rank: &FxHashMap<(u32, u32), (
     loop {
         let mut best: Option<(u32, u32, u32, u32)> = None; // (rank, left, right, result)
         for window in symbols.windows(2) {
-            if let Some(&(rank, result)) = merge_rank.get(&(window[0], window[1])) {
-                if best.is_none_or(|(r, ..)| rank < r) {
-                    best = Some((rank, window[0], window[1], result));
-                }
+            if let Some(&(rank, result)) = merge_rank.get(&(window[0], window[1]))
+                && best.is_none_or(|(r, ..)| rank < r)
+            {
+                best = Some((rank, window[0], window[1], result));
             }
         }
         let Some((_, left, right, result)) = best else {

@@ -31,7 +31,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::{py_repr, Error, Result};
+use crate::error::{Error, Result, py_repr};
 use crate::pretokenize::Pattern;
 use crate::tokenizer::Tokenizer;
 use crate::train::TieBreak;
@@ -143,8 +143,8 @@ pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
     };
     let tie_break = file.tie_break.as_deref().map(TieBreak::parse).transpose().map_err(|e| bad(e.message))?;
     let style = SymbolStyle { mode, prefix: file.continuing_subword_prefix, suffix: file.end_of_word_suffix };
-    let mut vocab =
-        Vocab::new(style, &file.special_tokens, file.unk_token.as_deref(), &file.alphabet).map_err(|e| bad(e.message))?;
+    let mut vocab = Vocab::new(style, &file.special_tokens, file.unk_token.as_deref(), &file.alphabet)
+        .map_err(|e| bad(e.message))?;
     let mut counts = Vec::with_capacity(file.merges.len());
     for (i, merge) in file.merges.iter().enumerate() {
         let at = |what: &str| bad(format!("merge {} (line {} of the merges list): {what}", i, i + 1));
@@ -157,7 +157,11 @@ pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
             None => None,
         });
         let find = |s: &String| {
-            vocab.by_display.get(s).copied().ok_or_else(|| at(&format!("{} is not a token defined before this merge", py_repr(s))))
+            vocab
+                .by_display
+                .get(s)
+                .copied()
+                .ok_or_else(|| at(&format!("{} is not a token defined before this merge", py_repr(s))))
         };
         let (l, r) = (find(left)?, find(right)?);
         if vocab.tokens[l as usize].special || vocab.tokens[r as usize].special {
@@ -180,7 +184,7 @@ pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::{train, Alphabet, Silent, TrainConfig};
+    use crate::train::{Alphabet, Silent, TrainConfig, train};
 
     #[test]
     fn round_trip_is_exact() {

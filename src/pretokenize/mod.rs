@@ -177,12 +177,6 @@ impl SpecialMatcher {
         }
         Ok(())
     }
-
-    /// First occurrence of any special token: (index, byte offset).
-    pub fn find_first(&self, text: &str) -> Option<(usize, usize)> {
-        let ac = self.automaton.as_ref()?;
-        ac.find(text).map(|m| (m.pattern().as_usize(), m.start()))
-    }
 }
 
 #[cfg(test)]

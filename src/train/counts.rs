@@ -76,7 +76,12 @@ impl WordCounter {
 
     /// Counts the words of a UTF-8 text file, one line (with its line break) at a time, as HF tokenizers and
     /// SentencePiece read files. `on_progress` gets the number of bytes done so far.
-    pub fn add_file(&mut self, path: &str, errors: Utf8Errors, mut on_progress: impl FnMut(u64) -> Result<()>) -> Result<()> {
+    pub fn add_file(
+        &mut self,
+        path: &str,
+        errors: Utf8Errors,
+        mut on_progress: impl FnMut(u64) -> Result<()>,
+    ) -> Result<()> {
         let bytes = read_file(path)?;
         let text: std::borrow::Cow<str> = match std::str::from_utf8(&bytes) {
             Ok(s) => s.into(),

@@ -162,7 +162,9 @@ pub fn base_alphabet(words: &[(&str, u64)], style: &SymbolStyle, alphabet: &Alph
         });
     }
     let forced_units: Vec<String> = match (alphabet, style.mode) {
-        (Alphabet::All, Mode::Byte) => (0..=255u8).map(|b| crate::vocab::BYTE_TO_CHAR[b as usize].to_string()).collect(),
+        (Alphabet::All, Mode::Byte) => {
+            (0..=255u8).map(|b| crate::vocab::BYTE_TO_CHAR[b as usize].to_string()).collect()
+        }
         (Alphabet::All, Mode::Char) | (Alphabet::Corpus, _) => Vec::new(),
         (Alphabet::CorpusPlus(chars), Mode::Char) => chars.iter().map(|c| c.to_string()).collect(),
         (Alphabet::CorpusPlus(chars), Mode::Byte) => chars
@@ -221,8 +223,15 @@ impl<'c> Merger<'c> {
             words.push(symbols);
             counts.push(*count);
         }
-        let mut merger =
-            Merger { config, vocab, words, counts, pairs: FxHashMap::default(), heap: BinaryHeap::new(), merge_counts: Vec::new() };
+        let mut merger = Merger {
+            config,
+            vocab,
+            words,
+            counts,
+            pairs: FxHashMap::default(),
+            heap: BinaryHeap::new(),
+            merge_counts: Vec::new(),
+        };
         merger.count_initial_pairs();
         Ok(merger)
     }
@@ -453,7 +462,9 @@ mod tests {
             .merges
             .iter()
             .zip(&t.merge_counts)
-            .map(|(m, &c)| (t.vocab.tokens[m.left as usize].display.clone(), t.vocab.tokens[m.right as usize].display.clone(), c))
+            .map(|(m, &c)| {
+                (t.vocab.tokens[m.left as usize].display.clone(), t.vocab.tokens[m.right as usize].display.clone(), c)
+            })
             .collect()
     }
 
