@@ -31,3 +31,17 @@ def shared_data() -> Path:
             pytest.fail(message + " — it is required under CI")
         pytest.skip(message)
     return path
+
+
+# Hypothesis: random examples on developers' machines (to find new bugs), a fixed derandomized set under CI
+# (so a landing never depends on luck). BYTEPAIR_HYPOTHESIS_SCALE=20 runs 20 times more examples.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if shared_required():
+    settings.load_profile("ci")
+
+
+def examples(n: int) -> int:
+    """`n` hypothesis examples, scaled by BYTEPAIR_HYPOTHESIS_SCALE."""
+    return max(1, int(n * float(os.environ.get("BYTEPAIR_HYPOTHESIS_SCALE", "1"))))

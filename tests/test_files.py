@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from conftest import examples
 
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
 
@@ -130,7 +131,7 @@ def test_train_from_files_equals_train_from_their_lines(tmp_path):
     assert bytepair.train(iter([a, b]), 300) == from_lines  # any iterable of Paths
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=5))
 def test_file_and_text_input_agree(tmp_path_factory, texts):
     path = tmp_path_factory.mktemp("corpus") / "c.txt"

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from conftest import examples
 from bytepair import reference
 
 # Small alphabets make many equal counts, which is where tie rules and id order matter.
@@ -33,7 +34,7 @@ options = st.fixed_dictionaries(
 
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def vocab_list(tok: bytepair.Tokenizer) -> list[str]:
@@ -133,7 +134,7 @@ def byte_tokenizers():
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text())
 def test_byte_mode_round_trips_any_text(byte_tokenizers, text):
     tok, ref = byte_tokenizers
@@ -143,7 +144,7 @@ def test_byte_mode_round_trips_any_text(byte_tokenizers, text):
     assert all(0 <= i < tok.vocab_size for i in ids)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from(["\x00", "🎉" * 7, "\x00a\x00"]))
 def test_byte_mode_encode_equals_reference(byte_tokenizers, text):
     tok, ref = byte_tokenizers

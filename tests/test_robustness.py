@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from conftest import examples
 
 TOK = bytepair.train(["Hello world! Hello there, 日本 🎉\n"] * 5, 280, special_tokens=["<|endoftext|>"])
 SAVED = TOK._core.to_native()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.data())
 def test_damaged_files_load_or_raise_value_error(data):
     text = SAVED
@@ -30,7 +31,7 @@ def test_damaged_files_load_or_raise_value_error(data):
     bytepair.Tokenizer(tok).encode_ordinary("Hello world")  # a file that loads must work
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="()[]{}?*+|\\^$.-ab\\s\\p{L}0-9", max_size=15))
 def test_any_pattern_trains_or_raises_value_error(pattern):
     with warnings.catch_warnings():
@@ -42,7 +43,7 @@ def test_any_pattern_trains_or_raises_value_error(pattern):
     tok.encode("ab a")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(-(2**40), 2**40), max_size=10))
 def test_any_ids_decode_or_raise_value_error(ids):
     try:
