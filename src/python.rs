@@ -59,9 +59,6 @@ pub struct WordCounts {
     counter: Mutex<WordCounter>,
     /// The reading/counting progress display, shared by all the files and texts of one corpus.
     progress: Mutex<Progress<'static>>,
-    pattern: Pattern,
-    lowercase: bool,
-    special_tokens: Vec<String>,
 }
 
 impl WordCounts {
@@ -76,9 +73,9 @@ impl WordCounts {
     #[pyo3(signature = (pattern, special_tokens, lowercase))]
     fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool) -> PyResult<Self> {
         let pattern = Pattern::from_name_or_regex(pattern);
-        let counter = guarded(|| WordCounter::new(pattern.clone(), &special_tokens, lowercase))?;
+        let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase))?;
         let progress = Mutex::new(Progress::new(false, None, check_signals));
-        Ok(WordCounts { counter: Mutex::new(counter), progress, pattern, lowercase, special_tokens })
+        Ok(WordCounts { counter: Mutex::new(counter), progress })
     }
 
     /// Shows reading progress on stderr from now on; `total_bytes` when known.
@@ -174,25 +171,25 @@ fn train_counts(
         ("all", true) | ("corpus", true) => Alphabet::Corpus,
         (other, _) => return Err(PyValueError::new_err(format!("unknown initial_alphabet {other:?}"))),
     };
-    let config = TrainConfig {
-        vocab_size,
-        style: SymbolStyle { mode, prefix: continuing_subword_prefix, suffix: end_of_word_suffix },
-        special_tokens: counts.special_tokens.clone(),
-        unk_token,
-        alphabet,
-        min_frequency,
-        max_token_length,
-        tie_break,
-    };
+    let style = SymbolStyle { mode, prefix: continuing_subword_prefix, suffix: end_of_word_suffix };
     py.detach(|| {
         guarded(|| {
             let counter = counts.counter();
+            let config = TrainConfig {
+                vocab_size,
+                style,
+                special_tokens: counter.special_tokens().to_vec(),
+                unk_token,
+                alphabet,
+                min_frequency,
+                max_token_length,
+                tie_break,
+            };
             let words: Vec<(&str, u64)> = counter.words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
             let mut display = Progress::new(progress, None, check_signals);
             let trained = train::train(&words, &config, &mut display)?;
             display.finish();
-            let mut tok =
-                Tokenizer::new(trained.vocab, counts.pattern.clone(), counts.lowercase, &counts.special_tokens)?;
+            let mut tok = counter.tokenizer(trained.vocab);
             tok.tie_break = Some(tie_break);
             tok.merge_counts = Some(trained.merge_counts);
             let stop = match trained.stop {

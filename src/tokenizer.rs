@@ -56,16 +56,17 @@ impl Tokenizer {
             }
         }
         let mut ids = Vec::with_capacity(text.len() / 3 + 1);
-        let allowed: Vec<String> =
-            tokens.iter().zip(&policy.allowed).filter(|(_, a)| **a).map(|(t, _)| t.clone()).collect();
-        if allowed.is_empty() {
+        let allowed = policy.allowed.iter().filter(|a| **a).count();
+        if allowed == 0 {
             self.encode_ordinary_into(text, text, &mut ids)?;
         } else {
             let subset;
-            let matcher = if allowed.len() == tokens.len() {
+            let matcher = if allowed == tokens.len() {
                 &self.specials
             } else {
-                subset = SpecialMatcher::new(&allowed);
+                let chosen: Vec<String> =
+                    tokens.iter().zip(&policy.allowed).filter(|(_, a)| **a).map(|(t, _)| t.clone()).collect();
+                subset = SpecialMatcher::new(&chosen);
                 &subset
             };
             matcher.segments(text, |segment| match segment {

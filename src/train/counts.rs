@@ -9,6 +9,8 @@ use rustc_hash::FxBuildHasher;
 
 use crate::error::{Error, Result};
 use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
+use crate::tokenizer::Tokenizer;
+use crate::vocab::Vocab;
 
 /// Word → count, in order of first appearance.
 pub type WordCounts = IndexMap<String, u64, FxBuildHasher>;
@@ -48,6 +50,24 @@ impl WordCounter {
             words: WordCounts::default(),
             bytes_seen: 0,
         })
+    }
+
+    /// The special tokens, which the trained vocabulary must start with.
+    pub fn special_tokens(&self) -> &[String] {
+        self.specials.tokens()
+    }
+
+    /// A tokenizer around a vocabulary trained from these counts: it splits text with the very pre-tokenizer,
+    /// special tokens and normaliser that counted them, so training and encoding cannot drift apart.
+    pub fn tokenizer(&self, vocab: Vocab) -> Tokenizer {
+        Tokenizer {
+            vocab,
+            pretokenizer: self.pretokenizer.clone(),
+            lowercase: self.lowercase,
+            specials: self.specials.clone(),
+            tie_break: None,
+            merge_counts: None,
+        }
     }
 
     /// Counts the words of one document. Special tokens are cut out first and never counted.

@@ -311,9 +311,7 @@ impl<'c> Merger<'c> {
                 }
             }
             // Every occurrence is gone: left-to-right merging leaves no adjacent (a, b).
-            let info = self.pairs.get_mut(&top.pair).unwrap();
-            info.count = 0;
-            info.words = Vec::new();
+            self.pairs.get_mut(&top.pair).unwrap().count = 0;
             for &pair in &touched {
                 if self.pairs[&pair].count > 0 {
                     self.push_entry(pair);
@@ -340,7 +338,10 @@ impl<'c> Merger<'c> {
     fn take_targets(&mut self, pair: Pair) -> Vec<u32> {
         let info = self.pairs.get_mut(&pair).unwrap();
         sort_words(info);
-        std::mem::take(&mut info.words).split_off(info.cursor as usize)
+        let mut words = std::mem::take(&mut info.words);
+        words.drain(..info.cursor as usize);
+        info.cursor = 0;
+        words
     }
 
     fn record_change(&mut self, pair: Pair, delta: i64, word: u32, step: u32, touched: &mut Vec<Pair>) {
