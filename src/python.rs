@@ -70,10 +70,10 @@ impl WordCounts {
 #[pymethods]
 impl WordCounts {
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, lowercase))]
-    fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool) -> PyResult<Self> {
+    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0))]
+    fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool, threads: usize) -> PyResult<Self> {
         let pattern = Pattern::from_name_or_regex(pattern);
-        let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase))?;
+        let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
         let progress = Mutex::new(Progress::new(false, None, check_signals));
         Ok(WordCounts { counter: Mutex::new(counter), progress })
     }
@@ -95,10 +95,9 @@ impl WordCounts {
             guarded(|| {
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                for text in &texts {
-                    counter.add_text(text)?;
-                    progress.bytes(counter.bytes_seen)?;
-                }
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                counter.add_texts(&texts)?;
+                progress.bytes(counter.bytes_seen)?;
                 Ok(())
             })
         })
@@ -130,6 +129,12 @@ impl WordCounts {
         self.counter().words.len()
     }
 
+    /// Number of counting threads.
+    #[getter]
+    fn threads(&self) -> usize {
+        self.counter().threads()
+    }
+
     /// Bytes of text counted so far.
     #[getter]
     fn bytes_seen(&self) -> u64 {
@@ -146,7 +151,7 @@ impl WordCounts {
 /// ("done", "no_pairs_left" or "min_frequency").
 #[pyfunction]
 #[pyo3(signature = (counts, vocab_size, mode, alphabet, extra_alphabet, unk_token, continuing_subword_prefix,
-                    end_of_word_suffix, min_frequency, max_token_length, tie_break, progress))]
+                    end_of_word_suffix, min_frequency, max_token_length, tie_break, progress, limit_alphabet=None))]
 #[allow(clippy::too_many_arguments)]
 fn train_counts(
     py: Python<'_>,
@@ -162,6 +167,7 @@ fn train_counts(
     max_token_length: Option<usize>,
     tie_break: &str,
     progress: bool,
+    limit_alphabet: Option<usize>,
 ) -> PyResult<(CoreTokenizer, &'static str)> {
     let mode = Mode::parse(mode).map_err(to_py)?;
     let tie_break = TieBreak::parse(tie_break).map_err(to_py)?;
@@ -181,6 +187,7 @@ fn train_counts(
                 special_tokens: counter.special_tokens().to_vec(),
                 unk_token,
                 alphabet,
+                limit_alphabet,
                 min_frequency,
                 max_token_length,
                 tie_break,

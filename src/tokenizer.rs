@@ -203,6 +203,7 @@ mod tests {
             special_tokens: vec!["<eot>".into()],
             unk_token: unk.map(String::from),
             alphabet: Alphabet::All,
+            limit_alphabet: None,
             min_frequency: 0,
             max_token_length: None,
             tie_break: TieBreak::FirstSeen,

@@ -126,10 +126,15 @@ def test_file_that_is_not_utf8_names_file_and_offset(tmp_path):
     assert bytepair.train(path, 300, errors="replace") == bytepair.train(replaced, 300)
 
 
-@pytest.mark.parametrize("item", [b"bytes", 3, None, ["nested"]])
+@pytest.mark.parametrize("item", [b"bytes", 3, None, ["nested", 3], [b"x"]])
 def test_bad_corpus_items(item):
     with pytest.raises(TypeError, match="corpus item 1"):
         bytepair.train(["ok", item], 300)
+
+
+def test_a_dataset_row_instead_of_its_column_says_what_to_pass():
+    with pytest.raises(TypeError, match=r"pass dataset\['text'\]"):
+        bytepair.train([{"text": "hello", "id": 1}], 300)
 
 
 def test_bytes_corpus():

@@ -18,10 +18,17 @@ WIDE = "abcé日🎉#"
 words = st.text(alphabet=LETTERS, min_size=1, max_size=8) | st.text(alphabet=WIDE, min_size=1, max_size=6)
 word_counts = st.dictionaries(words, st.integers(1, 40), min_size=1, max_size=14)
 
+def with_limit_rules(opts: dict) -> dict:
+    """limit_alphabet applies to char mode and needs an unknown token."""
+    if opts["limit_alphabet"] is None or opts["mode"] == "byte":
+        return {**opts, "limit_alphabet": None}
+    return {**opts, "unk_token": "[UNK]"}
+
+
 options = st.fixed_dictionaries(
     {
         "mode": st.sampled_from(["byte", "char"]),
-        "tie_break": st.sampled_from(["first_seen", "hf"]),
+        "tie_break": st.sampled_from(["first_seen", "hf", "lexicographic"]),
         "continuing_subword_prefix": st.sampled_from([None, None, "##"]),
         "end_of_word_suffix": st.sampled_from([None, None, "</w>"]),
         "special_tokens": st.sampled_from([(), ("<|endoftext|>",), ("<s>", "</s>")]),
@@ -29,8 +36,9 @@ options = st.fixed_dictionaries(
         "min_frequency": st.sampled_from([0, 0, 2, 5]),
         "max_token_length": st.sampled_from([None, None, 2, 3, 5]),
         "lowercase": st.booleans(),
+        "limit_alphabet": st.sampled_from([None, None, 2, 4]),
     }
-)
+).map(with_limit_rules)
 
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
 
@@ -43,6 +51,10 @@ def vocab_list(tok: bytepair.Tokenizer) -> list[str]:
 
 def base_size(counts, opts) -> int:
     freqs = counts if not opts["lowercase"] else {w.lower(): c for w, c in counts.items()}
+    kept = None
+    if opts["limit_alphabet"] is not None:
+        forced = [] if opts["initial_alphabet"] in ("all", "corpus") else list(opts["initial_alphabet"])
+        kept = reference.limited_alphabet(freqs, opts["limit_alphabet"], forced)
     return len(
         reference.base_vocabulary(
             freqs,
@@ -51,6 +63,8 @@ def base_size(counts, opts) -> int:
             opts["initial_alphabet"],
             opts["continuing_subword_prefix"],
             opts["end_of_word_suffix"],
+            opts.get("unk_token"),
+            kept,
         )
     )
 
@@ -90,19 +104,21 @@ texts = st.lists(st.lists(fragments, max_size=30).map("".join), min_size=1, max_
     corpus=texts,
     pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "whitespace", None, r"\S+|\s+"]),
     mode=st.sampled_from(["byte", "char"]),
-    tie_break=st.sampled_from(["first_seen", "hf"]),
+    tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]),
     specials=st.sampled_from([(), ("<|endoftext|>",)]),
     with_special_in_text=st.booleans(),
     extra=st.integers(0, 60),
+    threads=st.sampled_from([1, 2, 3]),
 )
-def test_train_on_texts_equals_reference(corpus, pattern, mode, tie_break, specials, with_special_in_text, extra):
+def test_train_on_texts_equals_reference(corpus, pattern, mode, tie_break, specials, with_special_in_text, extra,
+                                         threads):
     if with_special_in_text and specials:
         corpus = [t + specials[0] + t[::-1] for t in corpus]
     freqs = reference.word_frequencies(corpus, pattern, specials)
     assume(freqs)
     opts = dict(mode=mode, tie_break=tie_break, special_tokens=specials, initial_alphabet="corpus")
     vocab_size = len(reference.base_vocabulary(freqs, mode, specials, "corpus")) + extra
-    tok = bytepair.train(corpus, vocab_size, pattern=pattern, **opts)
+    tok = bytepair.train(corpus, vocab_size, pattern=pattern, threads=threads, **opts)
     ref = reference.train(corpus, vocab_size, pattern=pattern, **opts)
     assert_same(tok, ref)
     # Every training text encodes to the same ids as the reference, special tokens included.

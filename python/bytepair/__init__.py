@@ -31,10 +31,10 @@ Corpus = Union[PathLike, Iterable[Union[str, "os.PathLike[str]"]]]
 
 MODES = ("byte", "char")
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k", "whitespace", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
-TIE_BREAKS = ("first_seen", "hf")
+TIE_BREAKS = ("first_seen", "hf", "lexicographic")
 
 # Texts are handed to the core in batches of about this many characters (one GIL release per batch).
-_BATCH_CHARS = 1 << 20
+_BATCH_CHARS = 8 << 20
 
 
 class Tokenizer:
@@ -248,17 +248,19 @@ def train(
     end_of_word_suffix: str | None = None,
     unk_token: str | None = None,
     max_token_length: int | None = None,
-    tie_break: Literal["first_seen", "hf"] = "first_seen",
+    limit_alphabet: int | None = None,
+    tie_break: Literal["first_seen", "hf", "lexicographic"] = "first_seen",
     threads: int | None = None,
     progress: bool | None = None,
     errors: Literal["strict", "replace"] = "strict",
 ) -> Tokenizer:
     """Trains a BPE tokenizer on a corpus.
 
-    corpus: a path (str or Path) to a UTF-8 text file, or an iterable whose items are texts (str) or paths
-        (Path objects). A list or tuple of str that all name existing files is read as a list of files.
-        Files are read line by line (each line with its line break is one text). Glob patterns ("data/*.txt")
-        are expanded.
+    corpus: a path (str or Path) to a UTF-8 text file (`.gz` is decompressed), or an iterable whose items are
+        texts (str), batches of texts (lists of str, e.g. from `dataset.iter(batch_size=1000)`) or paths (Path
+        objects) — a HF `datasets` column such as `dataset["text"]` works as it is. A list or tuple of str
+        that all name existing files is read as a list of files. Files are read line by line (each line with
+        its line break is one text). Glob patterns ("data/*.txt") are expanded.
     vocab_size: size of the final vocabulary, special tokens and base alphabet included.
     mode: "byte" — symbols are UTF-8 bytes shown with GPT-2's table, so any text can be encoded; or "char" —
         symbols are the characters seen in the corpus.
@@ -273,9 +275,13 @@ def train(
     end_of_word_suffix: e.g. "</w>": the last symbol of each word carries it.
     unk_token: token for characters not in the vocabulary when encoding (added as a special token).
     max_token_length: longest token, in symbols (bytes or characters).
+    limit_alphabet: char mode: keep at most this many characters in the base vocabulary (the most frequent;
+        those given in initial_alphabet always stay); the others become `unk_token`, which is then required.
     tie_break: which of several equally frequent pairs to merge: "first_seen" (the one met first in the corpus,
-        the textbook rule) or "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's).
-    threads: threads for counting (None: all cores). Training currently runs on one thread.
+        the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's) or
+        "lexicographic" (the greater pair compared as bytes, Stanford CS336's rule).
+    threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS). The result does
+        not depend on it. The merge loop itself runs on one thread.
     progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
     errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
 
@@ -285,8 +291,7 @@ def train(
     >>> tok.merges
     [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
     """
-    _check_threads(threads)
-    counts = _new_counts(pattern, special_tokens, lowercase)
+    counts = _new_counts(pattern, special_tokens, lowercase, threads)
     show = _show_progress(progress)
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
@@ -311,7 +316,7 @@ def train(
             + (" (everything was whitespace, dropped by pattern='whitespace')" if counts.bytes_seen else "")
         )
     return _train(counts, vocab_size, mode, initial_alphabet, min_frequency, continuing_subword_prefix,
-                  end_of_word_suffix, unk_token, max_token_length, tie_break, show)
+                  end_of_word_suffix, unk_token, max_token_length, tie_break, show, limit_alphabet)
 
 
 def train_from_counts(
@@ -328,7 +333,8 @@ def train_from_counts(
     end_of_word_suffix: str | None = None,
     unk_token: str | None = None,
     max_token_length: int | None = None,
-    tie_break: Literal["first_seen", "hf"] = "first_seen",
+    limit_alphabet: int | None = None,
+    tie_break: Literal["first_seen", "hf", "lexicographic"] = "first_seen",
     threads: int | None = None,
     progress: bool | None = None,
 ) -> Tokenizer:
@@ -343,7 +349,6 @@ def train_from_counts(
     >>> tok.tokenize("mug")
     ['[UNK]', 'ug']
     """
-    _check_threads(threads)
     if not isinstance(word_counts, Mapping):
         raise TypeError(f"word_counts must be a mapping of word -> count (e.g. a dict or Counter), "
                         f"not {type(word_counts).__name__}")
@@ -358,18 +363,21 @@ def train_from_counts(
         if count >= 1 << 64:
             raise ValueError(f"the count of {word!r} is {count}, above the 64-bit limit")
         items.append((word, count))
-    counts = _new_counts(pattern, special_tokens, lowercase)
+    counts = _new_counts(pattern, special_tokens, lowercase, threads)
     counts.add_counted(items)
     if len(counts) == 0:
         raise ValueError("word_counts is empty (or every count is 0): there is nothing to train on")
     return _train(counts, vocab_size, mode, initial_alphabet, min_frequency, continuing_subword_prefix,
-                  end_of_word_suffix, unk_token, max_token_length, tie_break, _show_progress(progress))
+                  end_of_word_suffix, unk_token, max_token_length, tie_break, _show_progress(progress),
+                  limit_alphabet)
 
 
 # -- argument checking and plumbing --------------------------------------------------------------------
 
 
-def _new_counts(pattern: object, special_tokens: Iterable[str], lowercase: object) -> _core.WordCounts:
+def _new_counts(pattern: object, special_tokens: Iterable[str], lowercase: object,
+                threads: object = None) -> _core.WordCounts:
+    _check_threads(threads)
     if pattern is not None and not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
     if isinstance(pattern, str) and pattern.strip() == "":
@@ -390,12 +398,12 @@ def _new_counts(pattern: object, special_tokens: Iterable[str], lowercase: objec
         raise ValueError(f"special_tokens lists {duplicates!r} more than once: list each special token once")
     if not isinstance(lowercase, bool):
         raise TypeError(f"lowercase must be True or False, not {lowercase!r}")
-    return _core.WordCounts(pattern, specials, lowercase)
+    return _core.WordCounts(pattern, specials, lowercase, threads or 0)
 
 
 def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_alphabet: object, min_frequency: object,
            prefix: object, suffix: object, unk_token: object, max_token_length: object, tie_break: object,
-           show: bool) -> Tokenizer:
+           show: bool, limit_alphabet: object = None) -> Tokenizer:
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
     if vocab_size < 1:
@@ -405,12 +413,16 @@ def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_a
                          f"(the characters seen in the corpus)")
     if tie_break not in TIE_BREAKS:
         raise ValueError(f'unknown tie_break {tie_break!r}: use "first_seen" (the textbook rule: the pair met first '
-                         f'in the corpus wins) or "hf" (HF tokenizers\' rule: the pair with the smallest ids wins)')
+                         f'in the corpus wins), "hf" (HF tokenizers\' rule: the pair with the smallest ids wins) or '
+                         f'"lexicographic" (the greater pair, compared as bytes, wins: Stanford CS336\'s rule)')
     if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
         raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
     if max_token_length is not None and (isinstance(max_token_length, bool) or not isinstance(max_token_length, int)
                                          or max_token_length < 1):
         raise ValueError(f"max_token_length must be None or an int >= 1, got {max_token_length!r}")
+    if limit_alphabet is not None and (isinstance(limit_alphabet, bool) or not isinstance(limit_alphabet, int)
+                                       or limit_alphabet < 1):
+        raise ValueError(f"limit_alphabet must be None or an int >= 1, got {limit_alphabet!r}")
     for name, value in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix), ("unk_token", unk_token)):
         if value is not None and (not isinstance(value, str) or value == ""):
             raise ValueError(f"{name} must be None or a non-empty string, got {value!r}")
@@ -427,7 +439,7 @@ def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_a
                 raise ValueError(f"initial_alphabet items must be single characters, got {c!r}")
             extra.append(c)
     core, stop = _core.train_counts(counts, vocab_size, mode, alphabet, extra, unk_token, prefix, suffix,
-                                    min_frequency, max_token_length, tie_break, show)
+                                    min_frequency, max_token_length, tie_break, show, limit_alphabet)
     tok = Tokenizer(core)
     if stop == "no_pairs_left" and tok.vocab_size < vocab_size:
         warnings.warn(
@@ -466,16 +478,26 @@ def _corpus_items(corpus: object) -> Iterator[tuple[str, object]]:
         if isinstance(item, str):
             batch.append(item)
             size += len(item)
-            if size >= _BATCH_CHARS:
-                yield ("texts", batch)
-                batch, size = [], 0
+        elif isinstance(item, (list, tuple)) and all(isinstance(x, str) for x in item):
+            batch.extend(item)  # a batch of texts, as HF's train_from_iterator accepts
+            size += sum(map(len, item))
         elif isinstance(item, os.PathLike):
             if batch:
                 yield ("texts", batch)
                 batch, size = [], 0
             yield from (("file", p) for p in _expand_path(item, hint_text=False))
+            continue
+        elif isinstance(item, Mapping):
+            keys = [k for k, v in item.items() if isinstance(v, str)]
+            hint = f' (its text field? pass dataset[{keys[0]!r}])' if keys else ""
+            raise TypeError(f"corpus item {index} is a {type(item).__name__} with keys {list(item)[:5]!r}, not a "
+                            f"str: pass the column of texts{hint}")
         else:
-            raise TypeError(f"corpus item {index} is a {type(item).__name__}, not a str (text) or a Path (file)")
+            raise TypeError(f"corpus item {index} is a {type(item).__name__}, not a str (text), a list of str "
+                            f"(a batch of texts) or a Path (file)")
+        if size >= _BATCH_CHARS:
+            yield ("texts", batch)
+            batch, size = [], 0
     if batch:
         yield ("texts", batch)
 

@@ -252,24 +252,55 @@ def compute_pair_freqs(splits: dict[str, list[str]], word_freqs: Mapping[str, in
 
 
 def best_pair(
-    pair_freqs: dict[tuple[str, str], int], tie_break: str, ids: dict[str, int], allowed
+    pair_freqs: dict[tuple[str, str], int], tie_break: str, ids: dict[str, int], allowed,
+    symbol_bytes=None,
 ) -> tuple[tuple[str, str], int] | None:
     """The pair to merge next.
 
     - "first_seen": the most frequent; among equals, the first met (the textbook's `max_freq < freq` loop).
     - "hf": the most frequent; among equals, the smallest (id of a, id of b) — HF tokenizers' rule.
+    - "lexicographic": the most frequent; among equals, the greatest (bytes of a, bytes of b) — CS336's rule.
+
+    >>> freqs = {("a", "b"): 3, ("b", "c"): 3, ("c", "d"): 1}
+    >>> best_pair(freqs, "first_seen", {}, lambda pair: True)
+    (('a', 'b'), 3)
+    >>> best_pair(freqs, "lexicographic", {}, lambda pair: True, lambda s: s.encode())
+    (('b', 'c'), 3)
     """
-    if tie_break not in ("first_seen", "hf"):
+    if tie_break not in ("first_seen", "hf", "lexicographic"):
         raise ValueError(f"unknown tie_break {tie_break!r}")
+
+    def lexicographic_key(pair: tuple[str, str]) -> tuple:
+        return (symbol_bytes(pair[0]), symbol_bytes(pair[1]), pair[0], pair[1])
+
     best, max_freq = None, None
     for pair, freq in pair_freqs.items():
         if freq <= 0 or not allowed(pair):
             continue
         if max_freq is None or max_freq < freq:
             best, max_freq = pair, freq
-        elif tie_break == "hf" and freq == max_freq and (ids[pair[0]], ids[pair[1]]) < (ids[best[0]], ids[best[1]]):
-            best = pair
+        elif freq == max_freq:
+            if tie_break == "hf" and (ids[pair[0]], ids[pair[1]]) < (ids[best[0]], ids[best[1]]):
+                best = pair
+            elif tie_break == "lexicographic" and lexicographic_key(pair) > lexicographic_key(best):
+                best = pair
     return None if best is None else (best, max_freq)
+
+
+def limited_alphabet(word_freqs: Mapping[str, int], limit: int, forced: Iterable[str] = ()) -> set[str]:
+    """`limit_alphabet` (char mode): the characters kept — the forced ones, then the most frequent (ties: the
+    smaller code point) up to `limit` in all.
+
+    >>> sorted(limited_alphabet({"aab": 2, "c": 1}, 2))
+    ['a', 'b']
+    """
+    freq: dict[str, int] = {}
+    for word, n in word_freqs.items():
+        for c in word:
+            freq[c] = freq.get(c, 0) + n
+    kept = set(forced)
+    ranked = sorted((c for c in freq if c not in kept), key=lambda c: (-freq[c], ord(c)))
+    return kept | set(ranked[: max(0, limit - len(kept))])
 
 
 def base_vocabulary(
@@ -280,9 +311,10 @@ def base_vocabulary(
     prefix: str | None = None,
     suffix: str | None = None,
     unk_token: str | None = None,
+    kept: set[str] | None = None,
 ) -> list[str]:
     """The vocabulary before any merge: special tokens (and unk_token) first, then the alphabet — every symbol
-    the words are made of, plus forced units — sorted by code point.
+    the words are made of (only those of `kept` characters, if given), plus forced units — sorted by code point.
 
     >>> base_vocabulary(["hug", "pun"], mode="char", unk_token="[UNK]")
     ['[UNK]', 'g', 'h', 'n', 'p', 'u']
@@ -292,6 +324,8 @@ def base_vocabulary(
         if token not in vocab:
             vocab.append(token)
     alphabet = {s for word in word_freqs for s in symbols_of(word, mode, prefix, suffix)}
+    if kept is not None:  # limit_alphabet (char mode: one symbol per character)
+        alphabet = {s for word in word_freqs for c, s in zip(word, symbols_of(word, mode, prefix, suffix)) if c in kept}
     forced: list[str] = []
     if initial_alphabet == "all" and mode == "byte":
         forced = [BYTE_TO_CHAR[b] for b in range(256)]
@@ -318,6 +352,7 @@ def train_from_counts(
     end_of_word_suffix: str | None = None,
     unk_token: str | None = None,
     max_token_length: int | None = None,
+    limit_alphabet: int | None = None,
     tie_break: str = "first_seen",
 ) -> ReferenceTokenizer:
     """Learns merges from word counts (words are used as given). Options as in `bytepair.train`."""
@@ -330,14 +365,33 @@ def train_from_counts(
     word_freqs = {w: f for w, f in word_freqs.items() if w and f > 0}
 
     # 1-3. Special tokens, then the alphabet; every word split into symbols.
-    vocab = base_vocabulary(word_freqs, mode, special_tokens, initial_alphabet, prefix, suffix, unk_token)
+    kept = None
+    if limit_alphabet is not None:  # char mode only: rare characters become unk_token
+        if mode != "char":
+            raise ValueError("limit_alphabet only applies to mode='char'")
+        forced = [] if initial_alphabet in ("all", "corpus") else list(initial_alphabet)
+        kept = limited_alphabet(word_freqs, limit_alphabet, forced)
+    vocab = base_vocabulary(word_freqs, mode, special_tokens, initial_alphabet, prefix, suffix, unk_token, kept)
     splits = {word: symbols_of(word, mode, prefix, suffix) for word in word_freqs}
+    if kept is not None:  # char mode: one symbol per character
+        splits = {word: [s if c in kept else unk_token for c, s in zip(word, split)] for word, split in splits.items()}
+    specials = set(special_tokens) | ({unk_token} if unk_token is not None else set())
     if vocab_size < len(vocab):
         raise ValueError(f"vocab_size={vocab_size} is smaller than the base vocabulary; use vocab_size >= {len(vocab)}")
 
     length = {s: 1 for s in vocab}  # length in units, markers not counted
 
+    # The text each symbol stands for, as bytes (markers left out): the "lexicographic" tie rule compares it.
+    text_of: dict[str, bytes] = {}
+    for word in word_freqs:
+        units = [bytes([CHAR_TO_BYTE[u]]) for u in unit_strings(word, mode)] if mode == "byte" else \
+            [c.encode() for c in word]
+        for unit, symbol in zip(units, splits[word]):
+            text_of.setdefault(symbol, unit)
+
     def allowed(pair: tuple[str, str]) -> bool:
+        if pair[0] in specials or pair[1] in specials:  # the unknown token never merges
+            return False
         if max_token_length is None:
             return True
         n = length[pair[0]] + length[pair[1]]
@@ -351,7 +405,7 @@ def train_from_counts(
     while len(vocab) < vocab_size:
         ids = {token: i for i, token in enumerate(vocab)}
         pair_freqs = compute_pair_freqs(splits, word_freqs)
-        found = best_pair(pair_freqs, tie_break, ids, allowed)
+        found = best_pair(pair_freqs, tie_break, ids, allowed, text_of.__getitem__)
         if found is None:
             break
         (a, b), freq = found
@@ -363,6 +417,7 @@ def train_from_counts(
         merges.append((a, b))
         trace.append(((a, b), freq))
         if new_token not in length:  # the same string can be made twice; it stays one token
+            text_of[new_token] = text_of[a] + text_of[b]
             vocab.append(new_token)
             length[new_token] = length[a] + length[b]
 

@@ -194,6 +194,7 @@ mod tests {
             special_tokens: vec!["<|endoftext|>".into()],
             unk_token: None,
             alphabet: Alphabet::Corpus,
+            limit_alphabet: None,
             min_frequency: 0,
             max_token_length: None,
             tie_break: TieBreak::FirstSeen,

@@ -1,10 +1,23 @@
-//! Counting words: normalise, cut out special tokens, pre-tokenize, and count each piece.
+//! Counting words: cut out special tokens, normalise, pre-tokenize, and count each piece — in parallel.
 //!
-//! Words keep the order of their first appearance in the corpus: the `first_seen` tie rule depends on it.
+//! Performance notes:
+//! - Text arrives in batches (a block of a file cut at a line break, or a list of texts from Python). A batch
+//!   is cut into contiguous work items of roughly equal size; rayon counts each item into its own small map
+//!   whose keys borrow from the batch (no allocation per piece), and the maps are folded into the corpus-wide
+//!   map *in item order*. Folding in order is what keeps words in the order of their first appearance
+//!   whatever the number of threads — the `first_seen` tie rule depends on it.
+//! - Memory is the batch (a few MB per thread) plus one entry per *unique* word, never the corpus.
+//! - Files are read by a separate thread (so `.gz` decompression overlaps counting) and are split into lines:
+//!   each line with its "\n" is one document, as HF tokenizers and SentencePiece read files.
+//! - A document much larger than a work item (a 100 MB line, one huge string) is cut inside, but only where
+//!   the pattern is known to split anyway, so the words are exactly those of the uncut text (`safe_cut`).
 
+use std::borrow::Cow;
 use std::io::Read;
+use std::sync::mpsc;
 
 use indexmap::IndexMap;
+use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
 use crate::error::{Error, Result};
@@ -14,6 +27,16 @@ use crate::vocab::Vocab;
 
 /// Word → count, in order of first appearance.
 pub type WordCounts = IndexMap<String, u64, FxBuildHasher>;
+
+/// The counts of one work item; keys borrow from the batch when no normalisation rewrote the text.
+type LocalCounts<'a> = IndexMap<Cow<'a, str>, u64, FxBuildHasher>;
+
+/// Size of the blocks a file is read in, per thread.
+const BLOCK_PER_THREAD: usize = 8 << 20;
+/// Work items per thread and batch: more than one, so that a slow item does not leave a core idle.
+const ITEMS_PER_THREAD: usize = 4;
+/// Work items are never made smaller than this (cutting costs more than it gains below).
+const MIN_ITEM: usize = 64 << 10;
 
 /// What to do with bytes that are not valid UTF-8 in a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,20 +59,42 @@ pub struct WordCounter {
     pretokenizer: PreTokenizer,
     specials: SpecialMatcher,
     lowercase: bool,
+    pool: rayon::ThreadPool,
     pub words: WordCounts,
     /// Bytes of text seen so far (for progress and reports).
     pub bytes_seen: u64,
 }
 
+/// One unit of parallel work: whole documents, or a piece of a large one.
+enum Work<'a> {
+    /// Consecutive lines of a file block; each line is a document.
+    Lines(&'a str),
+    /// Consecutive texts.
+    Texts(&'a [&'a str]),
+    /// A piece of special-token-free text, cut at a safe point.
+    Piece(&'a str),
+}
+
 impl WordCounter {
-    pub fn new(pattern: Pattern, special_tokens: &[String], lowercase: bool) -> Result<WordCounter> {
+    /// `threads`: 0 means rayon's default (every core, or `RAYON_NUM_THREADS`).
+    pub fn new(pattern: Pattern, special_tokens: &[String], lowercase: bool, threads: usize) -> Result<WordCounter> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("bytepair-count-{i}"))
+            .build()
+            .map_err(|e| Error::value(format!("cannot start {threads} counting threads: {e}")))?;
         Ok(WordCounter {
             pretokenizer: PreTokenizer::new(pattern)?,
             specials: SpecialMatcher::new(special_tokens),
             lowercase,
+            pool,
             words: WordCounts::default(),
             bytes_seen: 0,
         })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
     }
 
     /// The special tokens, which the trained vocabulary must start with.
@@ -72,56 +117,159 @@ impl WordCounter {
 
     /// Counts the words of one document. Special tokens are cut out first and never counted.
     pub fn add_text(&mut self, text: &str) -> Result<()> {
-        self.bytes_seen += text.len() as u64;
-        let WordCounter { pretokenizer, specials, lowercase, words, .. } = self;
-        specials.segments(text, |segment| {
-            if let Segment::Text(part) = segment {
-                let lowered;
-                let part = if *lowercase {
-                    lowered = part.to_lowercase();
-                    lowered.as_str()
-                } else {
-                    part
-                };
-                pretokenizer.split(part, |piece| match words.get_mut(piece) {
-                    Some(count) => *count += 1,
-                    None => {
-                        words.insert(piece.to_string(), 1);
+        self.add_texts(&[text])
+    }
+
+    /// Counts the words of each text (each is one document), in parallel.
+    pub fn add_texts(&mut self, texts: &[&str]) -> Result<()> {
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let target = self.item_size(total);
+        let mut work = Vec::new();
+        let mut start = 0;
+        let mut size = 0;
+        for (i, text) in texts.iter().enumerate() {
+            if text.len() > target {
+                if start < i {
+                    work.push(Work::Texts(&texts[start..i]));
+                }
+                self.plan_large_document(text, target, &mut work);
+                start = i + 1;
+                size = 0;
+                continue;
+            }
+            size += text.len();
+            if size >= target {
+                work.push(Work::Texts(&texts[start..=i]));
+                start = i + 1;
+                size = 0;
+            }
+        }
+        if start < texts.len() {
+            work.push(Work::Texts(&texts[start..]));
+        }
+        self.count_work(&work)?;
+        self.bytes_seen += total as u64;
+        Ok(())
+    }
+
+    /// Counts the words of a block of whole lines (each line, with its "\n", is a document).
+    fn add_lines(&mut self, block: &str) -> Result<()> {
+        let target = self.item_size(block.len());
+        let mut work = Vec::new();
+        let mut rest = block;
+        while !rest.is_empty() {
+            // Cut the next item at the first line break after `target` bytes.
+            let cut = match rest.as_bytes().get(target..).and_then(|tail| memchr::memchr(b'\n', tail)) {
+                Some(i) => target + i + 1,
+                None => rest.len(),
+            };
+            let (item, tail) = rest.split_at(cut);
+            if item.len() > 2 * target {
+                // The item holds a very long line: cut that line inside, keep runs of ordinary lines together.
+                let mut run_start = 0;
+                let mut at = 0;
+                for line in item.split_inclusive('\n') {
+                    if line.len() > target {
+                        if run_start < at {
+                            work.push(Work::Lines(&item[run_start..at]));
+                        }
+                        self.plan_large_document(line, target, &mut work);
+                        run_start = at + line.len();
                     }
-                })?;
+                    at += line.len();
+                }
+                if run_start < item.len() {
+                    work.push(Work::Lines(&item[run_start..]));
+                }
+            } else {
+                work.push(Work::Lines(item));
+            }
+            rest = tail;
+        }
+        self.count_work(&work)?;
+        self.bytes_seen += block.len() as u64;
+        Ok(())
+    }
+
+    /// Work item size for a batch of `total` bytes.
+    fn item_size(&self, total: usize) -> usize {
+        (total / (self.threads() * ITEMS_PER_THREAD)).max(MIN_ITEM)
+    }
+
+    /// Cuts a large document into pieces: special tokens come out first (a cut must not split one), then
+    /// each stretch of text is cut at safe points, `target` bytes apart or more.
+    fn plan_large_document<'a>(&self, text: &'a str, target: usize, work: &mut Vec<Work<'a>>) {
+        let _ = self.specials.segments(text, |segment| {
+            if let Segment::Text(mut part) = segment {
+                while part.len() > target {
+                    match safe_cut(&self.pretokenizer.pattern, part, target) {
+                        Some(cut) => {
+                            work.push(Work::Piece(&part[..cut]));
+                            part = &part[cut..];
+                        }
+                        None => break,
+                    }
+                }
+                if !part.is_empty() {
+                    work.push(Work::Piece(part));
+                }
             }
             Ok(())
-        })
+        });
+    }
+
+    /// Counts the work items in parallel and folds their counts into `words`, in order.
+    fn count_work(&mut self, work: &[Work<'_>]) -> Result<()> {
+        let WordCounter { pretokenizer, specials, lowercase, pool, words, .. } = self;
+        let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*specials, *lowercase);
+        let locals: Vec<Result<LocalCounts>> = pool.install(|| {
+            work.par_iter()
+                .map(|item| count_item(pretokenizer, specials, lowercase, item))
+                .collect()
+        });
+        for local in locals {
+            for (word, count) in local? {
+                match words.get_mut(word.as_ref()) {
+                    Some(c) => *c += count,
+                    None => {
+                        words.insert(word.into_owned(), count);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Counts the words of a UTF-8 text file, one line (with its line break) at a time, as HF tokenizers and
-    /// SentencePiece read files. `on_progress` gets the number of bytes done so far.
+    /// SentencePiece read files. `.gz` files are decompressed on the fly. `on_progress` gets the number of
+    /// bytes (of text) done so far, after each block; an error from it (Ctrl-C) stops counting.
     pub fn add_file(
         &mut self,
         path: &str,
         errors: Utf8Errors,
         mut on_progress: impl FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let bytes = read_file(path)?;
-        let text: std::borrow::Cow<str> = match std::str::from_utf8(&bytes) {
-            Ok(s) => s.into(),
-            Err(e) => match errors {
-                Utf8Errors::Strict => return Err(Error::utf8(path, e.valid_up_to())),
-                Utf8Errors::Replace => String::from_utf8_lossy(&bytes),
-            },
-        };
-        let mut done = 0u64;
-        let mut since_report = 0usize;
-        for line in text.split_inclusive('\n') {
-            self.add_text(line)?;
-            done += line.len() as u64;
-            since_report += line.len();
-            if since_report >= 1 << 20 {
-                since_report = 0;
+        let reader = open(path)?;
+        let block_size = BLOCK_PER_THREAD * self.threads();
+        let (sender, receiver) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+        std::thread::scope(|scope| {
+            scope.spawn(move || read_line_blocks(reader, block_size, sender));
+            let mut done = 0u64;
+            // Dropping `receiver` on an early return stops the reader thread at its next send.
+            for block in receiver {
+                let block = block.map_err(|e| Error::io(path, &e))?;
+                match std::str::from_utf8(&block) {
+                    Ok(text) => self.add_lines(text)?,
+                    Err(e) => match errors {
+                        Utf8Errors::Strict => return Err(Error::utf8(path, done as usize + e.valid_up_to())),
+                        Utf8Errors::Replace => self.add_lines(&String::from_utf8_lossy(&block))?,
+                    },
+                }
+                done += block.len() as u64;
                 on_progress(done)?;
             }
-        }
-        on_progress(done)
+            on_progress(done)
+        })
     }
 
     /// Adds a word counted elsewhere (taken as one piece: it is not pre-tokenized again).
@@ -145,36 +293,263 @@ impl WordCounter {
     }
 }
 
-/// The bytes of a file; `.gz` files are decompressed (several gzip members are read one after another).
-fn read_file(path: &str) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
-    if !path.ends_with(".gz") {
-        return Ok(bytes);
+/// Counts the words of one work item.
+fn count_item<'a>(
+    pretokenizer: &PreTokenizer,
+    specials: &SpecialMatcher,
+    lowercase: bool,
+    item: &Work<'a>,
+) -> Result<LocalCounts<'a>> {
+    let mut local = LocalCounts::default();
+    // Special tokens are cut out of each document first; they are never counted.
+    let mut document = |text: &'a str| {
+        specials.segments(text, |segment| match segment {
+            Segment::Text(part) => count_text(pretokenizer, lowercase, part, &mut local),
+            Segment::Special(_) => Ok(()),
+        })
+    };
+    match item {
+        Work::Lines(block) => block.split_inclusive('\n').try_for_each(&mut document)?,
+        Work::Texts(texts) => texts.iter().try_for_each(|text| document(text))?,
+        Work::Piece(piece) => count_text(pretokenizer, lowercase, piece, &mut local)?,
     }
-    let mut out = Vec::with_capacity(bytes.len() * 3);
-    flate2::read::MultiGzDecoder::new(&bytes[..])
-        .read_to_end(&mut out)
-        .map_err(|e| Error::io(path, &std::io::Error::new(e.kind(), format!("not a valid gzip file ({e})"))))?;
-    Ok(out)
+    Ok(local)
+}
+
+/// Normalises and pre-tokenizes special-token-free text, counting each piece.
+fn count_text<'a>(pretokenizer: &PreTokenizer, lowercase: bool, text: &'a str, local: &mut LocalCounts<'a>) -> Result<()> {
+    if lowercase {
+        let lowered = text.to_lowercase();
+        return pretokenizer.split(&lowered, |piece| match local.get_mut(piece) {
+            Some(count) => *count += 1,
+            None => {
+                local.insert(Cow::Owned(piece.to_string()), 1);
+            }
+        });
+    }
+    pretokenizer.split(text, |piece| match local.get_mut(piece) {
+        Some(count) => *count += 1,
+        None => {
+            local.insert(Cow::Borrowed(piece), 1);
+        }
+    })
+}
+
+/// A byte offset at or after `from` where `text` may be cut without changing its words: the pattern splits
+/// there whatever follows, and its matches never look back across the cut.
+///
+/// - gpt2 / cl100k / o200k: before a space that follows a visible ASCII character and precedes an ASCII
+///   letter ("…x| word"). The piece before ends at that space in all three patterns (no alternative that
+///   covers a visible character continues into a space, and no whitespace run ends here), and the piece
+///   from the space on starts fresh (" word" is a letter run with its optional leading space).
+/// - whitespace: at any ASCII whitespace (it is dropped).
+/// - no pattern or a custom regex: never (the text is one piece, or the regex is unknown).
+pub fn safe_cut(pattern: &Pattern, text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    match pattern {
+        Pattern::Gpt2 | Pattern::Cl100k | Pattern::O200k => {
+            let mut at = from.max(1);
+            while let Some(i) = memchr::memchr(b' ', bytes.get(at..)?) {
+                let i = at + i;
+                let before = bytes[i - 1];
+                let after = *bytes.get(i + 1)?;
+                if before.is_ascii_graphic() && after.is_ascii_alphabetic() {
+                    return Some(i);
+                }
+                at = i + 1;
+            }
+            None
+        }
+        Pattern::Whitespace => {
+            let i = bytes.get(from..)?.iter().position(|b| b.is_ascii_whitespace())?;
+            Some(from + i)
+        }
+        Pattern::None | Pattern::Custom(_) => None,
+    }
+}
+
+/// Opens a file for reading; `.gz` files are decompressed (several gzip members are read one after another).
+fn open(path: &str) -> Result<Box<dyn Read + Send>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    if std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(Error::value(format!("{path:?} is a directory: pass the files in it (for example a glob)")));
+    }
+    let file = std::io::BufReader::with_capacity(1 << 20, file);
+    if path.ends_with(".gz") {
+        Ok(Box::new(GzReader { inner: flate2::bufread::MultiGzDecoder::new(file) }))
+    } else {
+        Ok(Box::new(file))
+    }
+}
+
+/// A gzip stream whose errors say that the file is not valid gzip.
+struct GzReader<R: std::io::BufRead> {
+    inner: flate2::bufread::MultiGzDecoder<R>,
+}
+
+impl<R: std::io::BufRead> Read for GzReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| std::io::Error::new(e.kind(), format!("not a valid gzip file ({e})")))
+    }
+}
+
+/// Reads `reader` in blocks of about `block_size` bytes that end at a line break (or at the end of the input)
+/// and sends them on. A line longer than a block makes its block longer: lines are never split.
+fn read_line_blocks(mut reader: Box<dyn Read + Send>, block_size: usize, sender: mpsc::SyncSender<std::io::Result<Vec<u8>>>) {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut block = std::mem::take(&mut carry);
+        let searched_up_to = block.len();
+        block.reserve(block_size);
+        let target = block.len() + block_size;
+        // Fill up to `target` bytes (or the end of input).
+        let mut eof = false;
+        while block.len() < target {
+            let len = block.len();
+            block.resize(target, 0);
+            match reader.read(&mut block[len..]) {
+                Ok(0) => {
+                    block.truncate(len);
+                    eof = true;
+                    break;
+                }
+                Ok(n) => block.truncate(len + n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => block.truncate(len),
+                Err(e) => {
+                    let _ = sender.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if eof {
+            if !block.is_empty() {
+                let _ = sender.send(Ok(block));
+            }
+            return;
+        }
+        // Keep the partial last line for the next block; only the new bytes need searching.
+        match memchr::memrchr(b'\n', &block[searched_up_to..]) {
+            Some(i) => {
+                carry = block.split_off(searched_up_to + i + 1);
+                if sender.send(Ok(block)).is_err() {
+                    return;
+                }
+            }
+            None => carry = block,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn counter(pattern: Pattern, specials: &[&str], lowercase: bool, threads: usize) -> WordCounter {
+        let specials: Vec<String> = specials.iter().map(|s| s.to_string()).collect();
+        WordCounter::new(pattern, &specials, lowercase, threads).unwrap()
+    }
+
+    fn items(c: &WordCounter) -> Vec<(&str, u64)> {
+        c.words.iter().map(|(w, n)| (w.as_str(), *n)).collect()
+    }
+
     #[test]
     fn counts_keep_first_appearance_order_and_skip_specials() {
-        let mut c = WordCounter::new(Pattern::Gpt2, &["<|endoftext|>".into()], false).unwrap();
+        let mut c = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 1);
         c.add_text("b a<|endoftext|>b a a").unwrap();
-        let got: Vec<(&str, u64)> = c.words.iter().map(|(w, n)| (w.as_str(), *n)).collect();
-        assert_eq!(got, [("b", 2), (" a", 3)]);
+        assert_eq!(items(&c), [("b", 2), (" a", 3)]);
     }
 
     #[test]
     fn lowercase_happens_before_splitting() {
-        let mut c = WordCounter::new(Pattern::Gpt2, &[], true).unwrap();
+        let mut c = counter(Pattern::Gpt2, &[], true, 1);
         c.add_text("Hello HELLO").unwrap();
-        let got: Vec<(&str, u64)> = c.words.iter().map(|(w, n)| (w.as_str(), *n)).collect();
-        assert_eq!(got, [("hello", 1), (" hello", 1)]);
+        assert_eq!(items(&c), [("hello", 1), (" hello", 1)]);
+    }
+
+    /// A text of `n` words where new words keep appearing, so the order of first appearance is meaningful.
+    fn long_text(n: usize) -> String {
+        let mut s = String::new();
+        let mut x: u64 = 12345;
+        for i in 0..n {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let word = format!("w{}", (x >> 40) % (i as u64 + 10));
+            s.push_str(&word);
+            s.push(if i % 17 == 0 { '\n' } else { ' ' });
+            if i % 101 == 0 {
+                s.push_str("<|s|>");
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn thread_count_and_cutting_do_not_change_counts_or_order() {
+        let text = long_text(200_000);
+        let mut one = counter(Pattern::Gpt2, &["<|s|>"], false, 1);
+        one.add_texts(&[&text[..10], &text[10..]]).unwrap();
+        let mut four = counter(Pattern::Gpt2, &["<|s|>"], false, 4);
+        four.add_texts(&[text.as_str()]).unwrap();
+        assert_eq!(items(&one), items(&four));
+        // Lines of a file are documents of their own; here no word crosses a line, so the counts agree too.
+        let path = std::env::temp_dir().join(format!("bytepair-counts-{}.txt", std::process::id()));
+        std::fs::write(&path, &text).unwrap();
+        let mut file = counter(Pattern::Gpt2, &["<|s|>"], false, 3);
+        file.add_file(path.to_str().unwrap(), Utf8Errors::Strict, |_| Ok(())).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let mut lines = counter(Pattern::Gpt2, &["<|s|>"], false, 1);
+        let docs: Vec<&str> = text.split_inclusive('\n').collect();
+        lines.add_texts(&docs).unwrap();
+        assert_eq!(items(&file), items(&lines));
+    }
+
+    #[test]
+    fn safe_cuts_split_where_the_pattern_splits() {
+        let text = "x, abc  def\n ghi.jkl 12 mno";
+        for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k] {
+            let pt = PreTokenizer::new(pattern.clone()).unwrap();
+            let mut whole = Vec::new();
+            pt.split(text, |p| whole.push(p.to_string())).unwrap();
+            let mut at = 0;
+            let mut cut_pieces = Vec::new();
+            let mut cuts = 0;
+            while let Some(cut) = safe_cut(&pattern, text, at + 1) {
+                pt.split(&text[at..cut], |p| cut_pieces.push(p.to_string())).unwrap();
+                at = cut;
+                cuts += 1;
+            }
+            pt.split(&text[at..], |p| cut_pieces.push(p.to_string())).unwrap();
+            assert_eq!(cuts, 2, "{pattern:?}: cuts before \" abc\" and \" mno\" only");
+            assert_eq!(whole, cut_pieces, "{pattern:?}");
+        }
+        assert_eq!(safe_cut(&Pattern::None, "a b", 0), None);
+    }
+
+    #[test]
+    fn a_huge_line_is_cut_safely() {
+        // 3 MB without a line break: cut inside, counts equal the uncut single-thread result.
+        let text: String = (0..300_000).map(|i| format!("ab{} ", i % 1000)).collect();
+        let mut cut = counter(Pattern::Gpt2, &[], false, 2);
+        cut.add_lines(&text).unwrap();
+        let mut whole = counter(Pattern::Gpt2, &[], false, 1);
+        let mut local = LocalCounts::default();
+        count_text(&whole.pretokenizer, false, &text, &mut local).unwrap();
+        for (w, n) in local {
+            whole.words.insert(w.into_owned(), n);
+        }
+        assert_eq!(items(&cut), items(&whole));
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_offset() {
+        let path = std::env::temp_dir().join(format!("bytepair-bad-{}.txt", std::process::id()));
+        std::fs::write(&path, b"good line\nbad \xff here\n").unwrap();
+        let mut c = counter(Pattern::Gpt2, &[], false, 1);
+        let err = c.add_file(path.to_str().unwrap(), Utf8Errors::Strict, |_| Ok(())).unwrap_err();
+        assert!(err.message.contains("14"), "{}", err.message);
+        let mut c = counter(Pattern::Gpt2, &[], false, 1);
+        c.add_file(path.to_str().unwrap(), Utf8Errors::Replace, |_| Ok(())).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(c.words.contains_key(" \u{fffd}"));
     }
 }
