@@ -36,7 +36,7 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 	touch $@
 
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
-	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy
+	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2"
 	touch $@
 
 # maturin develop builds the release extension and installs it (editable) into .venv.

@@ -224,7 +224,8 @@ impl WordCounter {
         let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*specials, *lowercase);
         let locals: Vec<Result<LocalCounts>> = pool.install(|| {
             work.par_iter()
-                .map(|item| count_item(pretokenizer, specials, lowercase, item))
+                // A clone per item: a regex shared between threads serialises them on its scratch-space pool.
+                .map(|item| count_item(&pretokenizer.clone(), specials, lowercase, item))
                 .collect()
         });
         for local in locals {
