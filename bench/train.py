@@ -208,6 +208,21 @@ TRAINERS = {
 PEERS = ["hf", "sentencepiece", "rustbpe", "bpeasy"]
 
 
+def peak_rss_mb(pid: str | int) -> float | None:
+    """VmHWM: the peak resident set of the process's own memory since its exec.
+
+    Not getrusage's ru_maxrss (what os.wait4 gives): Linux carries the parent's high-water mark over the
+    fork and exec into the child's, so every child would show at least the parent's peak.
+    """
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def digest(obj) -> str:
     return hashlib.sha256(repr(obj).encode()).hexdigest()[:16]
 
@@ -218,8 +233,11 @@ def child(spec: dict) -> None:
     start = time.perf_counter()
     raw = trainer.run(spec["files"], spec["vocab_size"], spec["threads"], **kwargs)
     seconds = time.perf_counter() - start
+    peak = peak_rss_mb("self")  # before reading the merges out, which is not part of training
     result = trainer.finish(raw) if trainer.finish else raw
     out = {"seconds": seconds, "merges": result["merges"]}
+    if peak is not None:
+        out["peak_rss_mb"] = peak
     if "vocab" in result:
         out["vocab"] = result["vocab"]
     if "pairs" in result:
@@ -261,13 +279,19 @@ def gutenberg_slice(fraction: float) -> Path:
     mb = round(full.stat().st_size * fraction / 1e6)
 
     def write(out):
-        if fraction > 1:
-            for _ in range(round(fraction)):
-                with open(full, "rb") as src:
+        # streamed, so that the parent stays small (its peak RSS would not matter, but see peak_rss_mb)
+        with open(full, "rb") as src:
+            if fraction > 1:
+                for _ in range(round(fraction)):
+                    src.seek(0)
                     shutil.copyfileobj(src, out, 1 << 20)
-        else:
-            data = full.read_bytes()[: int(full.stat().st_size * fraction)]
-            out.write(data[: data.rindex(b"\n") + 1])
+                return
+            remaining = int(full.stat().st_size * fraction)
+            while remaining > 0:
+                chunk = src.read(min(1 << 20, remaining))
+                out.write(chunk)
+                remaining -= len(chunk)
+            out.write(src.readline())  # on to the end of the line
 
     return _write_atomically(CACHE / f"gutenberg_en_{mb}mb.txt", write)
 
@@ -290,7 +314,8 @@ def stdlib_txt() -> Path:
 def dna_txt() -> Path:
     def write(out):
         rng = random.Random(DNA_SEED)
-        out.write("".join(rng.choices("ACGT", k=DNA_BYTES)).encode("ascii"))  # one word, no newline
+        for _ in range(DNA_BYTES // 1_000_000):  # in pieces: the same sequence as one call, less memory
+            out.write("".join(rng.choices("ACGT", k=1_000_000)).encode("ascii"))  # one word, no newline
 
     return _write_atomically(CACHE / f"dna_{DNA_BYTES // 1_000_000}mb_seed{DNA_SEED}.txt", write)
 
@@ -384,12 +409,13 @@ def measure(trainer: str, files: list[str], vocab_size: int, threads: int, patte
     with open(log_path, "w") as log:
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        killed = False
+        killed, peak_at_kill = False, None
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() - start > timeout:
+                peak_at_kill = peak_rss_mb(proc.pid)
                 os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
                 _, status, usage = os.wait4(proc.pid, 0)
                 killed = True
@@ -397,23 +423,25 @@ def measure(trainer: str, files: list[str], vocab_size: int, threads: int, patte
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         elapsed = time.monotonic() - start
-    common = {"peak_rss_mb": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime, "elapsed_s": elapsed}
+    # ru_maxrss is kept as a cross-check only: it is at least the parent's own peak (see peak_rss_mb)
+    common = {"cpu_s": usage.ru_utime + usage.ru_stime, "elapsed_s": elapsed, "wait4_maxrss_mb": usage.ru_maxrss / 1024}
     if killed:
-        return {"killed_after_s": timeout, **common}
+        return {"killed_after_s": timeout, "peak_rss_mb": peak_at_kill, **common}
     if proc.returncode != 0 or not result_path.exists():
         lines = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
         return {"error": (lines or [f"exit status {proc.returncode}"])[-1][:200], "log": str(log_path), **common}
     result = json.loads(result_path.read_text())
     result_path.unlink()
     log_path.unlink()
-    return {**result, **common}
+    result.setdefault("peak_rss_mb", common["wait4_maxrss_mb"])  # no /proc: the upper bound
+    return {**common, **result}
 
 
 def warm(files: list[Path]) -> None:
     """Reads the inputs once, so that no trainer pays for the first read from disk."""
     for f in files:
         with open(f, "rb") as fh:
-            while fh.read(1 << 24):
+            while fh.read(1 << 20):
                 pass
 
 
@@ -448,11 +476,16 @@ def status_text(r: dict) -> str:
 
 def compare(rows: list[dict]) -> None:
     """Ratios to bytepair's time and RSS, and which trainers produced the same merges."""
-    base = next((r for r in rows if r["key"] == "bytepair" and "seconds" in r), None)
+    base = next((r for r in rows if r["key"] == "bytepair" and "error" not in r), None)
     hf = next((r for r in rows if r["key"] == "hf" and "pairs_digest" in r), None)
     for r in rows:
-        if base and "seconds" in r:
+        if base and "seconds" in r and "seconds" in base:
             r["vs_bytepair"] = r["seconds"] / base["seconds"]
+        elif base and "seconds" in r and "killed_after_s" in base:  # a bound: bytepair took longer than its limit
+            r["vs_bytepair_below"] = r["seconds"] / base["killed_after_s"]
+        elif base and "killed_after_s" in r and "seconds" in base:
+            r["vs_bytepair_above"] = r["killed_after_s"] / base["seconds"]
+        if base and r.get("peak_rss_mb") and base.get("peak_rss_mb") and "error" not in r:
             r["rss_vs_bytepair"] = r["peak_rss_mb"] / base["peak_rss_mb"]
         if r["key"] == "bytepair-hf" and hf and "pairs_digest" in r:
             r["same_merges_as_hf"] = r["pairs_digest"] == hf["pairs_digest"]
@@ -591,14 +624,22 @@ def fmt_s(r: dict) -> str:
     if "seconds" in r:
         return f"{r['seconds']:.2f}" if r["seconds"] < 100 else f"{r['seconds']:.0f}"
     if "killed_after_s" in r:
-        return f"> {r['killed_after_s']:g} (killed)"
-    return "—"
+        return f"> {r['killed_after_s']:g} s (killed)"
+    return "—" if "error" not in r else "error"
 
 
 def fmt_x(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
+
+
+def fmt_vs(r: dict) -> str:
+    if "vs_bytepair_below" in r:
+        return "< " + fmt_x(r["vs_bytepair_below"])
+    if "vs_bytepair_above" in r:
+        return "> " + fmt_x(r["vs_bytepair_above"])
+    return fmt_x(r.get("vs_bytepair"))
 
 
 def merges_note(r: dict) -> str:
@@ -630,10 +671,14 @@ def caption(report: dict) -> str:
 
 
 FOOTNOTES = f"""\
-Configurations (each trainer in its own process; time measured around the training call, imports excluded;
-peak RSS and CPU time (user + system) of the whole child process; inputs are read once before the first trainer
-so all find them in the page cache; threads: `RAYON_NUM_THREADS` set for every child, plus each trainer's own
-option where it has one; ratios are the trainer's time ÷ bytepair's in the same group):
+Method: each trainer runs in its own process; wall time is measured around the training call (interpreter start
+and imports excluded); peak RSS is the child's VmHWM (/proc) read right after training, or just before the kill
+(getrusage's ru_maxrss would include the parent's own peak, which Linux carries over fork and exec); CPU time is
+user + system of the child from os.wait4; inputs are read once before the first trainer, so all find them in the
+page cache; threads: `RAYON_NUM_THREADS` is set for every child, plus each trainer's own option where it has one.
+Ratios are the trainer's time (or RSS) ÷ bytepair's in the same group; "< / >" when one of the two was killed.
+
+Configurations:
 
 1. **bytepair**: `bytepair.train(path, N, pattern="gpt2", threads=T, errors="replace")` on the plain text file
    (read line by line); *(hf ties)* adds `tie_break="hf"` (HF's rule: its merges must equal BpeTrainer's);
@@ -688,8 +733,8 @@ def render_markdown(report: dict) -> str:
                 "|---|---|---|---|--:|--:|--:|--:|--:|---|"]
         for r in main_rows:
             out.append(
-                f"| {r['input']} ({r['size_mb']:.1f} MB) | {r['vocab_size']} | {r['threads']} | {r['trainer']} "
-                f"| {fmt_s(r)} | {cpu(r)} | {fmt_x(r.get('vs_bytepair'))} | {rss(r)} "
+                f"| {r['input']}, {r['size_mb']:.1f} MB | {r['vocab_size']} | {r['threads']} | {r['trainer']} "
+                f"| {fmt_s(r)} | {cpu(r)} | {fmt_vs(r)} | {rss(r)} "
                 f"| {fmt_x(r.get('rss_vs_bytepair'))} | {merges_note(r)} |"
             )
         out += ["", cap, ""]
@@ -723,7 +768,7 @@ def render_markdown(report: dict) -> str:
                 "| trainer | wall (s) | CPU (s) | × bytepair's time | peak RSS (MB) | merges |",
                 "|---|--:|--:|--:|--:|---|"]
         for r in dna:
-            out.append(f"| {r['trainer']} | {fmt_s(r)} | {cpu(r)} | {fmt_x(r.get('vs_bytepair'))} | {rss(r)} "
+            out.append(f"| {r['trainer']} | {fmt_s(r)} | {cpu(r)} | {fmt_vs(r)} | {rss(r)} "
                        f"| {merges_note(r)} |")
         out += ["", cap, ""]
 
@@ -766,7 +811,8 @@ def target_rows(s: dict, rows: list[dict]) -> list[tuple[str, str, str]]:
     if "dna_seconds" in s:
         dna = next(r for r in rows if r["case"] == "dna" and r["key"] == "bytepair")
         ok = s["dna_seconds"] is not None and s["dna_seconds"] < 30
-        out.append(("10 MB single word trains to 4 096 in < 30 s", fmt_s(dna) + " s", mark(ok)))
+        out.append(("10 MB single word trains to 4 096 in < 30 s", fmt_s(dna) + (" s" if "seconds" in dna else ""),
+                    mark(ok)))
     return out
 
 
@@ -790,7 +836,7 @@ def render_chart(rows: list[dict], path: Path) -> None:
     scaling = [r for r in rows if r["case"] == "scaling" and "seconds" in r]
 
     fig = plt.figure(figsize=(13, 5.2))
-    ax = fig.add_axes([0.06, 0.2, 0.62 if scaling else 0.92, 0.72])
+    ax = fig.add_axes([0.06, 0.28, 0.62 if scaling else 0.92, 0.64])
     width = 0.8 / max(len(keys), 1)
     labelled: set[str] = set()
     for i, key in enumerate(keys):
@@ -809,13 +855,15 @@ def render_chart(rows: list[dict], path: Path) -> None:
             ax.text(x, value, (">" if killed else "") + (f"{value:.2g}" if value < 10 else f"{value:.0f}"),
                     ha="center", va="bottom", fontsize=6, rotation=90)
     ax.set_yscale("log")
+    if ax.get_ylim()[1] > 0:
+        ax.set_ylim(top=ax.get_ylim()[1] * 3)  # room for the labels above the bars
     ax.set_ylabel("wall time (s, log scale) — lower is better")
     ax.set_xticks(range(len(groups)), [f"{g[1]}\n{g[2]:.1f} MB @ {g[3]}\n{g[4]} thread{'s' if g[4] > 1 else ''}"
                                        for g in groups], fontsize=7)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4, frameon=False)
     ax.set_title("BPE training time (hatched: killed at the time limit)", fontsize=10)
     if scaling:
-        ax2 = fig.add_axes([0.75, 0.2, 0.23, 0.72])
+        ax2 = fig.add_axes([0.75, 0.28, 0.23, 0.64])
         for key in dict.fromkeys(r["key"] for r in scaling):
             pts = sorted((r["size_mb"], r["seconds"]) for r in scaling if r["key"] == key)
             ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=TRAINERS[key].color,
