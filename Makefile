@@ -10,6 +10,7 @@ PY     := $(BIN)/python
 # Stamps record that a set of Python dependencies is installed; they are redone when pyproject.toml changes.
 BUILD_DEPS := $(VENV)/.build-deps
 TEST_DEPS  := $(VENV)/.test-deps
+BENCH_DEPS := $(VENV)/.bench-deps
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
@@ -24,8 +25,9 @@ test: $(BUILT) $(TEST_DEPS)
 
 build: $(BUILT)
 
-bench: $(BUILT) $(TEST_DEPS)
-	$(PY) bench/train.py
+# make bench BENCH_ARGS=--quick (or --case dna, --only hf, ...): see bench/train.py.
+bench: $(BUILT) $(BENCH_DEPS)
+	$(PY) bench/train.py $(BENCH_ARGS)
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +39,11 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2"
+	touch $@
+
+# The peers the benchmark compares with (and its chart); only the benchmark needs them, not the tests.
+$(BENCH_DEPS): pyproject.toml | $(VENV)/bin/activate
+	$(PY) -m pip install --quiet "tokenizers>=0.15" "sentencepiece>=0.2" "rustbpe>=0.1" "bpeasy>=0.1.6" matplotlib
 	touch $@
 
 # maturin develop builds the release extension and installs it (editable) into .venv.
