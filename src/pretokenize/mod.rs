@@ -3,6 +3,11 @@
 //!
 //! Training and encoding share this module, so the two can never split text differently.
 
+mod classes;
+pub mod lexer;
+#[cfg(test)]
+mod lexer_tests;
+
 use aho_corasick::{AhoCorasick, MatchKind};
 use fancy_regex::Regex;
 
