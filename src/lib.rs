@@ -1,6 +1,6 @@
 //! bytepair's core: Byte-Pair Encoding training and encoding.
 //!
-//! One module per stage: `pretokenize` (special tokens, regex split), `train` (word counts → merges),
+//! One module per stage: `pretokenize` (special tokens, pattern split), `train` (word counts → merges),
 //! `encode` (merges applied to pieces), `vocab` (tokens and ids), `formats` (files), `tokenizer` (the
 //! pipeline). `python` holds the PyO3 bindings only.
 
