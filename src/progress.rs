@@ -62,7 +62,11 @@ impl Lines {
                 self.done as f64 / 1e6 / seconds.max(1e-9)
             ),
             ("reading", None) => {
-                format!("reading: {:.1} MB ({:.1} MB/s)", self.done as f64 / 1e6, self.done as f64 / 1e6 / seconds.max(1e-9))
+                format!(
+                    "reading: {:.1} MB ({:.1} MB/s)",
+                    self.done as f64 / 1e6,
+                    self.done as f64 / 1e6 / seconds.max(1e-9)
+                )
             }
             (phase, total) => format!("{phase}: {} of {} merges", self.done, total.unwrap_or(0)),
         };
