@@ -118,15 +118,13 @@ impl WordCounts {
     }
 
     /// Adds words counted elsewhere, taken as they are.
-    fn add_counted(&self, words: Vec<(String, u64)>) {
+    fn add_counted(&self, words: Vec<(String, u64)>) -> PyResult<()> {
         let mut counter = self.counter();
-        for (word, count) in &words {
-            counter.add_counted_word(word, *count);
-        }
+        guarded(|| words.iter().try_for_each(|(word, count)| counter.add_counted_word(word, *count)))
     }
 
     fn __len__(&self) -> usize {
-        self.counter().words.len()
+        self.counter().words().map(|w| w.len()).unwrap_or(0)
     }
 
     /// Number of counting threads.
@@ -142,8 +140,8 @@ impl WordCounts {
     }
 
     /// The counted words and their counts, in order of first appearance.
-    fn items(&self) -> Vec<(String, u64)> {
-        self.counter().words.iter().map(|(w, c)| (w.clone(), *c)).collect()
+    fn items(&self) -> PyResult<Vec<(String, u64)>> {
+        guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))
     }
 }
 
@@ -180,7 +178,8 @@ fn train_counts(
     let style = SymbolStyle { mode, prefix: continuing_subword_prefix, suffix: end_of_word_suffix };
     py.detach(|| {
         guarded(|| {
-            let counter = counts.counter();
+            let mut counter = counts.counter();
+            counter.words()?;
             let config = TrainConfig {
                 vocab_size,
                 style,
@@ -192,7 +191,7 @@ fn train_counts(
                 max_token_length,
                 tie_break,
             };
-            let words: Vec<(&str, u64)> = counter.words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            let words: Vec<(&str, u64)> = counter.words()?.iter().map(|(w, c)| (w.as_str(), *c)).collect();
             let mut display = Progress::new(progress, None, check_signals);
             let trained = train::train(&words, &config, &mut display)?;
             display.finish();

@@ -88,6 +88,36 @@ pub(super) struct Merger<'c> {
     merge_counts: Vec<u64>,
     step: u32,
     touched: Vec<u32>,
+    /// Per merge `(a, b) → x`: for a left neighbour `l`, the indices of `(l, a)` and `(l, x)`; for a right
+    /// neighbour `r`, those of `(b, r)` and `(x, r)` — so each merge hashes a pair once per distinct
+    /// neighbour, not once per occurrence (perf: the hash lookups were a fifth of the merge loop).
+    left_cache: NeighbourCache,
+    right_cache: NeighbourCache,
+}
+
+/// Pair indices by neighbour token id, valid for one merge step (entries of older steps are ignored).
+#[derive(Default)]
+struct NeighbourCache {
+    entries: Vec<(u32, (u32, u32))>,
+}
+
+impl NeighbourCache {
+    fn fit(&mut self, vocab_len: usize) {
+        if self.entries.len() < vocab_len {
+            self.entries.resize(vocab_len, (u32::MAX, (NONE, NONE)));
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u32, step: u32) -> Option<(u32, u32)> {
+        let (stamp, pairs) = self.entries[id as usize];
+        (stamp == step).then_some(pairs)
+    }
+
+    #[inline]
+    fn set(&mut self, id: u32, step: u32, pairs: (u32, u32)) {
+        self.entries[id as usize] = (step, pairs);
+    }
 }
 
 fn key(left: u32, right: u32) -> u64 {
@@ -106,6 +136,8 @@ impl<'c> Merger<'c> {
             merge_counts: Vec::new(),
             step: 0,
             touched: Vec::new(),
+            left_cache: NeighbourCache::default(),
+            right_cache: NeighbourCache::default(),
         };
         let mut symbols = Vec::new();
         for (word, count) in input {
@@ -206,6 +238,10 @@ impl<'c> Merger<'c> {
             state.occurrences.dedup();
         }
         let occurrences = std::mem::take(&mut state.occurrences);
+        let mut left_cache = std::mem::take(&mut self.left_cache);
+        let mut right_cache = std::mem::take(&mut self.right_cache);
+        left_cache.fit(self.vocab.len());
+        right_cache.fit(self.vocab.len());
         for (i, &p) in occurrences.iter().enumerate() {
             if let Some(&ahead) = occurrences.get(i + PREFETCH_DISTANCE) {
                 prefetch(&self.slots[ahead as usize]);
@@ -220,16 +256,34 @@ impl<'c> Merger<'c> {
             let (l, r) = (slot.prev, self.slots[q as usize].next);
             if l != NONE {
                 let left = self.slots[l as usize].id;
-                self.remove_occurrence(left, a, count);
-                if self.allowed(left, x) {
-                    self.add_occurrence(left, x, l, count);
+                let (gone, made) = match left_cache.get(left, self.step) {
+                    Some(pairs) => pairs,
+                    None => {
+                        let gone = self.pair_if_counted(left, a);
+                        let made = if self.allowed(left, x) { self.pair_or_insert(left, x) } else { NONE };
+                        left_cache.set(left, self.step, (gone, made));
+                        (gone, made)
+                    }
+                };
+                self.remove_occurrence_of(gone, count);
+                if made != NONE {
+                    self.add_occurrence_of(made, l, count);
                 }
             }
             if r != NONE {
                 let right = self.slots[r as usize].id;
-                self.remove_occurrence(b, right, count);
-                if self.allowed(x, right) {
-                    self.add_occurrence(x, right, p, count);
+                let (gone, made) = match right_cache.get(right, self.step) {
+                    Some(pairs) => pairs,
+                    None => {
+                        let gone = self.pair_if_counted(b, right);
+                        let made = if self.allowed(x, right) { self.pair_or_insert(x, right) } else { NONE };
+                        right_cache.set(right, self.step, (gone, made));
+                        (gone, made)
+                    }
+                };
+                self.remove_occurrence_of(gone, count);
+                if made != NONE {
+                    self.add_occurrence_of(made, p, count);
                 }
             }
             self.slots[p as usize].id = x;
@@ -239,6 +293,8 @@ impl<'c> Merger<'c> {
                 self.slots[r as usize].prev = p;
             }
         }
+        self.left_cache = left_cache;
+        self.right_cache = right_cache;
         // Left-to-right merging leaves no adjacent (a, b).
         let state = &mut self.pairs[k as usize];
         state.count = 0;
@@ -271,7 +327,8 @@ impl<'c> Merger<'c> {
         }
     }
 
-    fn add_occurrence(&mut self, left: u32, right: u32, pos: u32, count: i64) {
+    /// The index of pair `(left, right)`, created if it is new.
+    fn pair_or_insert(&mut self, left: u32, right: u32) -> u32 {
         let next_index = self.pairs.len() as u32;
         let k = *self.pair_index.entry(key(left, right)).or_insert(next_index);
         if k == next_index {
@@ -285,6 +342,20 @@ impl<'c> Merger<'c> {
                 stamp: u32::MAX,
             });
         }
+        k
+    }
+
+    /// The index of pair `(left, right)`, or NONE if it was never counted (max_token_length, special tokens).
+    fn pair_if_counted(&self, left: u32, right: u32) -> u32 {
+        self.pair_index.get(&key(left, right)).copied().unwrap_or(NONE)
+    }
+
+    fn add_occurrence(&mut self, left: u32, right: u32, pos: u32, count: i64) {
+        let k = self.pair_or_insert(left, right);
+        self.add_occurrence_of(k, pos, count);
+    }
+
+    fn add_occurrence_of(&mut self, k: u32, pos: u32, count: i64) {
         let state = &mut self.pairs[k as usize];
         state.count += count;
         if state.occurrences.last().is_some_and(|&last| last > pos) {
@@ -297,10 +368,10 @@ impl<'c> Merger<'c> {
         }
     }
 
-    fn remove_occurrence(&mut self, left: u32, right: u32, count: i64) {
-        let Some(&k) = self.pair_index.get(&key(left, right)) else {
-            return; // never counted (max_token_length or a special token)
-        };
+    fn remove_occurrence_of(&mut self, k: u32, count: i64) {
+        if k == NONE {
+            return;
+        }
         let state = &mut self.pairs[k as usize];
         state.count -= count;
         if state.count <= 0 {
