@@ -17,6 +17,16 @@ pub mod vocab;
 mod python;
 
 /// mimalloc for the core's own allocations: training makes millions of small ones (per-pair occurrence
-/// lists, per-item words), and glibc's malloc/free took ~15% of the merge loop (perf).
+/// lists, per-item words), and glibc's malloc/free took ~15% of the merge loop (perf); with mimalloc,
+/// training 110 MB @ 32k is ~20% faster.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Returns the memory the calling thread's allocator heap holds but no longer uses to the OS. Counting calls
+/// it on its threads when it is done: otherwise ~70 MB of dead per-thread counting tables stay resident
+/// through training (peak RSS 207 MB vs ~170 MB on Gutenberg 110 MB @ 32k). Purging more eagerly all the time
+/// (mimalloc's purge delay 0-200 ms) costs 20-30% of the speed in page faults instead.
+pub fn release_freed_memory() {
+    // SAFETY: asks mimalloc to collect this thread's heap; no pointers are involved.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}

@@ -179,7 +179,6 @@ fn train_counts(
     py.detach(|| {
         guarded(|| {
             let mut counter = counts.counter();
-            counter.words()?;
             let config = TrainConfig {
                 vocab_size,
                 style,
@@ -191,9 +190,14 @@ fn train_counts(
                 max_token_length,
                 tie_break,
             };
-            let words: Vec<(&str, u64)> = counter.words()?.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            let merger = {
+                // Training consumes the counts: the words are freed before the merge loop grows.
+                let counts = counter.take_words()?;
+                let words: Vec<(&str, u64)> = counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+                train::prepare(&words, &config)?
+            };
             let mut display = Progress::new(progress, None, check_signals);
-            let trained = train::train(&words, &config, &mut display)?;
+            let trained = merger.run(&mut display)?;
             display.finish();
             let mut tok = counter.tokenizer(trained.vocab);
             tok.tie_break = Some(tie_break);

@@ -99,7 +99,7 @@ fn word_hash(word: &str) -> u64 {
 }
 
 /// Size of the blocks a file is read in, per thread.
-const BLOCK_PER_THREAD: usize = 8 << 20;
+const BLOCK_PER_THREAD: usize = 4 << 20;
 /// Work items per thread and batch: more than one, so that a slow item does not leave a core idle.
 const ITEMS_PER_THREAD: usize = 4;
 /// Work items are never made smaller than this (cutting costs more than it gains below).
@@ -315,6 +315,14 @@ impl WordCounter {
     /// Folds the counts still pending into `words`.
     fn flush(&mut self) -> Result<()> {
         fold(&mut self.words, std::mem::take(&mut self.pending))
+    }
+
+    /// Takes the words out (training consumes them), leaving the counter empty.
+    pub fn take_words(&mut self) -> Result<WordCounts> {
+        self.flush()?;
+        self.pool.broadcast(|_| crate::release_freed_memory());
+        crate::release_freed_memory();
+        Ok(std::mem::take(&mut self.words))
     }
 
     /// Word → count, in order of first appearance.

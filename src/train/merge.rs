@@ -78,7 +78,7 @@ struct Slot {
     count: i64,
 }
 
-pub(super) struct Merger<'c> {
+pub struct Merger<'c> {
     config: &'c TrainConfig,
     vocab: Vocab,
     slots: Vec<Slot>,
@@ -192,7 +192,7 @@ impl<'c> Merger<'c> {
         }
     }
 
-    pub(super) fn run(mut self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
+    pub fn run(mut self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
         let planned = self.config.vocab_size.saturating_sub(self.vocab.len()) as u64;
         observer.merges_planned(planned);
         let stop = loop {

@@ -18,6 +18,8 @@
 pub mod counts;
 mod merge;
 
+pub use merge::Merger;
+
 use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
@@ -209,6 +211,12 @@ fn limited_characters(words: &[(&str, u64)], config: &TrainConfig, limit: usize)
 
 /// Trains a vocabulary from word counts (in order of first appearance).
 pub fn train(words: &[(&str, u64)], config: &TrainConfig, observer: &mut dyn Observer) -> Result<Trained> {
+    prepare(words, config)?.run(observer)
+}
+
+/// The merge loop, ready to run: the words are copied into it, so the caller may free them first (the
+/// corpus-wide word map is a good part of peak memory otherwise).
+pub fn prepare<'c>(words: &[(&str, u64)], config: &'c TrainConfig) -> Result<Merger<'c>> {
     let base = base_alphabet(words, config)?;
     let vocab = Vocab::new(config.style.clone(), &config.special_tokens, config.unk_token.as_deref(), &base)?;
     if config.vocab_size < vocab.len() {
@@ -222,7 +230,7 @@ pub fn train(words: &[(&str, u64)], config: &TrainConfig, observer: &mut dyn Obs
             vocab.len()
         )));
     }
-    merge::Merger::new(words, config, vocab)?.run(observer)
+    Merger::new(words, config, vocab)
 }
 
 #[cfg(test)]
