@@ -1,7 +1,10 @@
 //! The whole pipeline, one stage per concern: special tokens → normaliser (lowercase) → pre-tokenizer →
 //! BPE model (vocab + merges) → decoder. Training builds one, files save and load one.
 
+use std::sync::OnceLock;
+
 use crate::encode::apply_merges;
+use crate::encode::piece::{PieceEncoder, Scratch};
 use crate::error::{Error, ErrorKind, Result, py_repr};
 use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
@@ -18,6 +21,8 @@ pub struct Tokenizer {
     /// Training record: the tie rule and each merge's pair count, when trained by bytepair.
     pub tie_break: Option<TieBreak>,
     pub merge_counts: Option<Vec<u64>>,
+    /// The fast piece encoder, built on first use (None: the vocabulary needs the general path).
+    pub fast: OnceLock<Option<PieceEncoder>>,
 }
 
 /// Which special tokens `encode` may produce and which make it fail, by index into `Tokenizer::specials`.
@@ -35,6 +40,7 @@ impl Tokenizer {
             specials: SpecialMatcher::new(special_tokens),
             tie_break: None,
             merge_counts: None,
+            fast: OnceLock::new(),
         })
     }
 
@@ -90,6 +96,28 @@ impl Tokenizer {
             part
         };
         let mut failure = None;
+        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+            let mut scratch = Scratch::default();
+            self.pretokenizer.split(normalized, |piece| {
+                if failure.is_some() {
+                    return;
+                }
+                if let Err(unknown) = fast.encode(piece.as_bytes(), &mut scratch, ids) {
+                    let at = offset_in(whole, part, normalized, piece) + unknown.0;
+                    let b = piece.as_bytes()[unknown.0];
+                    let unit = crate::vocab::UnknownUnit {
+                        unit: crate::vocab::BYTE_TO_CHAR[b as usize].to_string(),
+                        raw: vec![b],
+                        offset: unknown.0,
+                    };
+                    failure = Some(self.unknown_unit_error(&unit, whole, at));
+                }
+            })?;
+            return match failure {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
         let mut symbols = Vec::new();
         self.pretokenizer.split(normalized, |piece| {
             if failure.is_some() {

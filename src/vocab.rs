@@ -296,6 +296,11 @@ impl Vocab {
         id
     }
 
+    /// Token id of each byte, when the vocabulary is byte-level without word markers.
+    pub fn byte_ids(&self) -> Option<&[u32; 256]> {
+        self.byte_ids.as_ref()
+    }
+
     fn rebuild_byte_ids(&mut self) {
         self.byte_ids = None;
         if self.style.mode != Mode::Byte || self.style.prefix.is_some() || self.style.suffix.is_some() {

@@ -4,7 +4,21 @@
 //! exactly the textbook's "apply each merge in order to the whole word": a pair created by merge r always
 //! contains r's result, so its rank is above r.
 
+pub mod piece;
+
 use rustc_hash::FxHashMap;
+
+use crate::vocab::Vocab;
+
+/// The fast piece encoder for a vocabulary, when it is byte-level without word markers (else None: the
+/// general path applies the merges symbol by symbol).
+pub fn piece_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
+    let byte_ids = *vocab.byte_ids()?;
+    let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
+    let tokens: Vec<Option<&[u8]>> =
+        vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
+    Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk))
+}
 
 /// Merges `symbols` in place by rank.
 pub fn apply_merges(symbols: &mut Vec<u32>, merge_rank: &FxHashMap<(u32, u32), (u32, u32)>) {

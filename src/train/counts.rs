@@ -182,6 +182,7 @@ impl WordCounter {
             specials: self.specials.clone(),
             tie_break: None,
             merge_counts: None,
+            fast: std::sync::OnceLock::new(),
         }
     }
 
