@@ -270,7 +270,7 @@ mod tests {
             let piece: Vec<u8> = (0..len)
                 .map(|_| {
                     x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    if (x >> 33) % 3 == 0 { b'b' } else { b'a' }
+                    if (x >> 33).is_multiple_of(3) { b'b' } else { b'a' }
                 })
                 .collect();
             let mut by_heap = Vec::new();
