@@ -235,6 +235,79 @@ impl CoreTokenizer {
         py.detach(|| guarded(|| self.inner.encode(text, &policy)))
     }
 
+    /// Encodes many texts in parallel (order kept); `threads` 0 = every core.
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        let n = self.inner.specials.tokens().len();
+        if allowed.len() != n || disallowed.len() != n {
+            return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
+        }
+        let policy = SpecialPolicy { allowed, disallowed };
+        py.detach(|| {
+            guarded(|| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| Error::value(format!("cannot start {threads} threads: {e}")))?;
+                pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect())
+            })
+        })
+    }
+
+    /// Number of tokens of a text.
+    fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
+        let policy = SpecialPolicy { allowed, disallowed };
+        py.detach(|| guarded(|| self.inner.count(text, &policy)))
+    }
+
+    /// A tokenizer from a tiktoken rank file; `specials` are (text, id).
+    #[staticmethod]
+    fn from_tiktoken(
+        py: Python<'_>,
+        path: String,
+        pattern: Option<&str>,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| {
+            guarded(|| {
+                let ranks = crate::formats::existing::read_tiktoken_ranks(&path)?;
+                let vocab = crate::formats::existing::vocab_from_tiktoken(&path, ranks, &specials)?;
+                let mut ordered = specials.clone();
+                ordered.sort_by_key(|s| s.1);
+                let names: Vec<String> = ordered.into_iter().map(|s| s.0).collect();
+                Tokenizer::new(vocab, pattern, false, &names).map(|inner| CoreTokenizer { inner })
+            })
+        })
+    }
+
+    /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.
+    #[staticmethod]
+    fn from_gpt2(
+        py: Python<'_>,
+        vocab_path: String,
+        merges_path: String,
+        specials: Vec<String>,
+        pattern: Option<&str>,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| {
+            guarded(|| {
+                let vocab = crate::formats::existing::vocab_from_gpt2(&vocab_path, &merges_path, &specials)?;
+                let mut names = specials.clone();
+                names.sort_by_key(|s| vocab.by_display[s]);
+                Tokenizer::new(vocab, pattern, false, &names).map(|inner| CoreTokenizer { inner })
+            })
+        })
+    }
+
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = guarded(|| self.inner.decode_bytes(&ids))?;
         Ok(PyBytes::new(py, &bytes))

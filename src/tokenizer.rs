@@ -86,6 +86,12 @@ impl Tokenizer {
         Ok(ids)
     }
 
+    /// Number of tokens of `text` (as `encode(text).len()`, without keeping the ids).
+    pub fn count(&self, text: &str, policy: &SpecialPolicy) -> Result<usize> {
+        // Splitting and merging dominate; keeping ids in a reused buffer costs little, so count = encode's length.
+        Ok(self.encode(text, policy)?.len())
+    }
+
     /// Encodes text with no special-token handling. `whole` is the full input, for error positions.
     fn encode_ordinary_into(&self, part: &str, whole: &str, ids: &mut Vec<u32>) -> Result<()> {
         let lowered;
@@ -184,6 +190,12 @@ impl Tokenizer {
                     ),
                 });
             };
+            if token.special && token.display.is_empty() {
+                return Err(Error {
+                    kind: ErrorKind::OutOfRange,
+                    message: format!("id {id} (at position {position}) is unused in this vocabulary: no token has it"),
+                });
+            }
             if restore_spaces && let Some(prev) = previous {
                 let boundary = if self.vocab.style.prefix.is_some() {
                     !token.continues && !token.special && !prev.special

@@ -142,7 +142,12 @@ pub struct Vocab {
     pub merge_rank: FxHashMap<(u32, u32), (u32, u32)>,
     pub unk: Option<u32>,
     /// Byte mode without markers: byte → id of its base token, for the encoder's fast path.
-    byte_ids: Option<[u32; 256]>,
+    pub(crate) byte_ids: Option<[u32; 256]>,
+    /// Ids come from a file (tiktoken, GPT-2), not from bytepair's layout (specials, base, merges in order).
+    pub explicit_ids: bool,
+    /// tiktoken's rule: any two adjacent parts whose concatenation is a token may merge (lowest rank first);
+    /// otherwise only the listed merges.
+    pub rank_by_bytes: bool,
 }
 
 impl SymbolStyle {
@@ -227,6 +232,8 @@ impl Vocab {
             merge_rank: FxHashMap::default(),
             unk: None,
             byte_ids: None,
+            explicit_ids: false,
+            rank_by_bytes: false,
         };
         for s in specials {
             if vocab.by_display.contains_key(s) {
@@ -301,7 +308,7 @@ impl Vocab {
         self.byte_ids.as_ref()
     }
 
-    fn rebuild_byte_ids(&mut self) {
+    pub(crate) fn rebuild_byte_ids(&mut self) {
         self.byte_ids = None;
         if self.style.mode != Mode::Byte || self.style.prefix.is_some() || self.style.suffix.is_some() {
             return;

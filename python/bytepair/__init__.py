@@ -49,7 +49,7 @@ class Tokenizer:
     def __init__(self, core: _core.CoreTokenizer) -> None:
         self._core = core
         self._strings: list[str] = core.token_strings()
-        self._ids: dict[str, int] = {s: i for i, s in enumerate(self._strings)}
+        self._ids: dict[str, int] = {s: i for i, s in enumerate(self._strings) if s}  # "" = an unused id
         self._specials: list[str] = core.special_tokens()
 
     # -- encoding ---------------------------------------------------------------------------------------
@@ -82,6 +82,86 @@ class Tokenizer:
         _check_str(text, "text")
         none = [False] * len(self._specials)
         return self._core.encode(text, none, none)
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ) -> list[list[int]]:
+        """Token ids of each text, encoded in parallel (threads=None: every core), in the order given.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.encode_batch(["low", "lower"]) == [tok.encode("low"), tok.encode("lower")]
+        True
+        """
+        _check_threads(threads)
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] is a {type(text).__name__}, not a str")
+        allowed = self._special_flags(allowed_special, "allowed_special")
+        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        return self._core.encode_batch(texts, allowed, disallowed, threads or 0)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> int:
+        """Number of tokens of `text` (= len(encode(text)), without building the list).
+
+        >>> train(["This is it. This is."], vocab_size=262).count("This is")
+        2
+        """
+        _check_str(text, "text")
+        allowed = self._special_flags(allowed_special, "allowed_special")
+        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        return self._core.count(text, allowed, disallowed)
+
+    # -- existing vocabularies --------------------------------------------------------------------------
+
+    @classmethod
+    def from_tiktoken(cls, path: PathLike, *, pattern: str | None = "cl100k",
+                      special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
+        """A tokenizer from a tiktoken rank file (`*.tiktoken`: base64 token and rank per line). Its ids and
+        encodings equal tiktoken's: tiktoken's merge rule (any two adjacent parts whose concatenation is a
+        token merge, lowest rank first; a piece that is a token stays whole) is kept.
+
+        pattern: the pre-tokenizer the vocabulary was made with ("gpt2" for r50k/p50k, "cl100k", "o200k").
+        special_tokens: {text: id}, e.g. {"<|endoftext|>": 100257}.
+        """
+        specials = dict(special_tokens or {})
+        for name, i in specials.items():
+            if not isinstance(name, str) or not name or isinstance(i, bool) or not isinstance(i, int) or i < 0:
+                raise TypeError(f"special_tokens must map non-empty str -> int >= 0, got {name!r}: {i!r}")
+        p = os.fspath(path)
+        if not os.path.isfile(p):
+            raise FileNotFoundError(f"no such tiktoken file: {p!r}")
+        return cls(_core.CoreTokenizer.from_tiktoken(p, pattern, list(specials.items())))
+
+    @classmethod
+    def from_gpt2(cls, vocab_json: PathLike, merges_txt: PathLike, *,
+                  special_tokens: Iterable[str] | None = None, pattern: str | None = "gpt2") -> Tokenizer:
+        """A tokenizer from GPT-2's `encoder.json` + `vocab.bpe`, or HF's `vocab.json` + `merges.txt`
+        (byte-level BPE). Merges apply in the file's order, as HF tokenizers does.
+
+        special_tokens: tokens of vocab.json that are special (default: "<|endoftext|>" if present).
+        """
+        v, m = os.fspath(vocab_json), os.fspath(merges_txt)
+        for f in (v, m):
+            if not os.path.isfile(f):
+                raise FileNotFoundError(f"no such file: {f!r}")
+        if special_tokens is None:
+            with open(v, encoding="utf-8") as fh:
+                special_tokens = ["<|endoftext|>"] if '"<|endoftext|>"' in fh.read() else []
+        if isinstance(special_tokens, str):
+            raise TypeError(f"special_tokens must be a list of strings; write [{special_tokens!r}]")
+        return cls(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
 
     def tokenize(
         self,
@@ -232,6 +312,64 @@ class Tokenizer:
             raise ValueError(f"{name} names {sorted(unknown)!r}, which are not special tokens of this tokenizer "
                              f"(its special tokens: {self._specials!r})")
         return [s in chosen for s in self._specials]
+
+
+# Name → (file names, pattern, special tokens) of tiktoken's encodings.
+ENCODINGS: dict[str, tuple[tuple[str, ...], str, dict[str, int]]] = {
+    "gpt2": (("vocab.bpe", "encoder.json"), "gpt2", {"<|endoftext|>": 50256}),
+    "r50k_base": (("r50k_base.tiktoken",), "gpt2", {"<|endoftext|>": 50256}),
+    "p50k_base": (("p50k_base.tiktoken",), "gpt2", {"<|endoftext|>": 50256}),
+    "cl100k_base": (("cl100k_base.tiktoken",), "cl100k", {
+        "<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276}),
+    "o200k_base": (("o200k_base.tiktoken",), "o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+}
+
+_TIKTOKEN_URLS = {
+    "r50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
+    "p50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
+    "cl100k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "o200k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+}
+
+
+def _find_encoding_file(name: str, path: PathLike | None) -> str:
+    """A vocabulary file: in `path`, in $BYTEPAIR_DATA, or in tiktoken's cache (files named by the SHA-1 of
+    their URL). Never downloads."""
+    import hashlib
+    import tempfile
+
+    places = [os.fspath(p) for p in (path, os.environ.get("BYTEPAIR_DATA")) if p]
+    for place in places:
+        for candidate in (os.path.join(place, name), os.path.join(place, "tiktoken", name),
+                          os.path.join(place, "gpt2", name)):
+            if os.path.isfile(candidate):
+                return candidate
+    cache_dirs = [os.environ.get("TIKTOKEN_CACHE_DIR"), os.environ.get("DATA_GYM_CACHE_DIR"),
+                  os.path.join(tempfile.gettempdir(), "data-gym-cache")]
+    key = hashlib.sha1(_TIKTOKEN_URLS[name].encode()).hexdigest()
+    for d in filter(None, cache_dirs):
+        if os.path.isfile(os.path.join(d, key)):
+            return os.path.join(d, key)
+    raise FileNotFoundError(
+        f"{name} not found (looked in {', '.join(map(repr, places)) or 'no path given'}, and tiktoken's cache). "
+        f"bytepair never downloads: pass path= the folder that holds {name}, or set BYTEPAIR_DATA"
+    )
+
+
+def get_encoding(name: str, path: PathLike | None = None) -> Tokenizer:
+    """tiktoken's encodings by name — "gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base" — with
+    their exact patterns and special tokens; ids equal tiktoken's. The files are found in `path`,
+    $BYTEPAIR_DATA, or tiktoken's cache directory (never downloaded)."""
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}: use one of {', '.join(map(repr, ENCODINGS))}")
+    files, pattern, specials = ENCODINGS[name]
+    found = [_find_encoding_file(f, path) for f in files]
+    if name == "gpt2":
+        return Tokenizer.from_gpt2(found[1], found[0], special_tokens=list(specials), pattern=pattern)
+    return Tokenizer.from_tiktoken(found[0], pattern=pattern, special_tokens=specials)
 
 
 def train(

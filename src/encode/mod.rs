@@ -14,10 +14,25 @@ use crate::vocab::Vocab;
 /// general path applies the merges symbol by symbol).
 pub fn piece_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
     let byte_ids = *vocab.byte_ids()?;
-    let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let tokens: Vec<Option<&[u8]>> =
         vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
-    Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk))
+    if vocab.rank_by_bytes {
+        // tiktoken: every split of a token into two tokens may merge into it, at the token's rank (= id).
+        let by_bytes: FxHashMap<&[u8], u32> =
+            tokens.iter().enumerate().filter_map(|(id, t)| t.map(|b| (b, id as u32))).collect();
+        let mut pairs = Vec::new();
+        for (id, bytes) in tokens.iter().enumerate() {
+            let Some(bytes) = bytes else { continue };
+            for k in 1..bytes.len() {
+                if let (Some(&left), Some(&right)) = (by_bytes.get(&bytes[..k]), by_bytes.get(&bytes[k..])) {
+                    pairs.push((left, right, id as u32, id as u32));
+                }
+            }
+        }
+        return Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, true));
+    }
+    let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
+    Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, false))
 }
 
 /// Merges `symbols` in place by rank.

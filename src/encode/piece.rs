@@ -57,11 +57,14 @@ fn pair_key(left: u32, right: u32) -> u64 {
 impl PieceEncoder {
     /// `pairs`: every mergeable pair `(left, right)` with its rank and result (lower rank merges first).
     /// `tokens`: each token's bytes by id (None for special tokens and unused ids), for the whole-piece table.
+    /// `whole_always`: a piece that is a token is that token, whatever BPE would make of it (tiktoken's rule);
+    /// otherwise only tokens that BPE builds back from their bytes are looked up whole.
     pub fn new(
         byte_ids: [u32; 256],
         pairs: impl IntoIterator<Item = (u32, u32, u32, u32)>,
         tokens: &[Option<&[u8]>],
         unk: Option<u32>,
+        whole_always: bool,
     ) -> PieceEncoder {
         let mut table = FxHashMap::default();
         for (left, right, rank, result) in pairs {
@@ -78,7 +81,12 @@ impl PieceEncoder {
                 continue;
             }
             out.clear();
-            if encoder.merge_bytes(bytes, &mut scratch, &mut out).is_ok() && out.len() == 1 && out[0] == id as u32 {
+            let mut builds_itself = || {
+                encoder.merge_bytes(bytes, NONE, &mut scratch, &mut out).is_ok()
+                    && out.len() == 1
+                    && out[0] == id as u32
+            };
+            if whole_always || builds_itself() {
                 whole.insert(bytes.to_vec().into_boxed_slice(), id as u32);
             }
         }
@@ -108,7 +116,12 @@ impl PieceEncoder {
             out.push(id);
             return Ok(());
         }
-        self.merge_bytes(piece, scratch, out)
+        self.merge_bytes(piece, NONE, scratch, out)
+    }
+
+    /// BPE over `bytes` with only the pairs ranked below `limit` (how a tiktoken token's own merge is found).
+    pub fn split_below(&self, bytes: &[u8], limit: u32, out: &mut Vec<u32>) {
+        let _ = self.merge_bytes(bytes, limit, &mut Scratch::default(), out);
     }
 
     /// Number of tokens of one piece (no ids kept).
@@ -117,19 +130,27 @@ impl PieceEncoder {
             return Ok(1);
         }
         buffer.clear();
-        self.merge_bytes(piece, scratch, buffer)?;
+        self.merge_bytes(piece, NONE, scratch, buffer)?;
         Ok(buffer.len())
     }
 
-    fn rank(&self, left: u32, right: u32) -> (u32, u32) {
+    /// Rank and result of a pair; NONE if it does not merge or ranks at or above `limit`.
+    #[inline]
+    fn rank(&self, left: u32, right: u32, limit: u32) -> (u32, u32) {
         match self.pairs.get(&pair_key(left, right)) {
-            Some(&v) => ((v >> 32) as u32, v as u32),
-            None => (NONE, NONE),
+            Some(&v) if ((v >> 32) as u32) < limit => ((v >> 32) as u32, v as u32),
+            _ => (NONE, NONE),
         }
     }
 
     /// BPE over the bytes of a piece.
-    fn merge_bytes(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+    fn merge_bytes(
+        &self,
+        piece: &[u8],
+        limit: u32,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), UnknownByte> {
         let start = out.len();
         for (i, &b) in piece.iter().enumerate() {
             match self.byte_ids[b as usize] {
@@ -138,20 +159,20 @@ impl PieceEncoder {
             }
         }
         if piece.len() <= LINEAR_LIMIT {
-            self.merge_linear(out, start);
+            self.merge_linear(out, start, limit);
         } else {
-            self.merge_heap(out, start, scratch);
+            self.merge_heap(out, start, limit, scratch);
         }
         Ok(())
     }
 
     /// Repeatedly merges the lowest-ranked pair (leftmost among equals) of `ids[start..]`.
-    fn merge_linear(&self, ids: &mut Vec<u32>, start: usize) {
+    fn merge_linear(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
         // ranks[i]: rank and result of (ids[start + i], ids[start + i + 1]).
         let mut ranks: [(u32, u32); LINEAR_LIMIT] = [(NONE, NONE); LINEAR_LIMIT];
         let mut n = ids.len() - start;
         for i in 0..n.saturating_sub(1) {
-            ranks[i] = self.rank(ids[start + i], ids[start + i + 1]);
+            ranks[i] = self.rank(ids[start + i], ids[start + i + 1], limit);
         }
         while n > 1 {
             let mut best = 0;
@@ -169,10 +190,10 @@ impl PieceEncoder {
             ranks.copy_within(best + 1..n - 1, best);
             n -= 1;
             if best > 0 {
-                ranks[best - 1] = self.rank(ids[start + best - 1], result);
+                ranks[best - 1] = self.rank(ids[start + best - 1], result, limit);
             }
             if best + 1 < n {
-                ranks[best] = self.rank(result, ids[start + best + 1]);
+                ranks[best] = self.rank(result, ids[start + best + 1], limit);
             } else {
                 ranks[best] = (NONE, NONE);
             }
@@ -180,7 +201,7 @@ impl PieceEncoder {
     }
 
     /// The same, in O(n log n): a heap of (rank, position) over a linked list of symbols.
-    fn merge_heap(&self, ids: &mut Vec<u32>, start: usize, scratch: &mut Scratch) {
+    fn merge_heap(&self, ids: &mut Vec<u32>, start: usize, limit: u32, scratch: &mut Scratch) {
         let n = ids.len() - start;
         let Scratch { symbols, heap } = scratch;
         symbols.clear();
@@ -193,7 +214,7 @@ impl PieceEncoder {
             });
         }
         for i in 0..n - 1 {
-            let (rank, _) = self.rank(symbols[i].id, symbols[i + 1].id);
+            let (rank, _) = self.rank(symbols[i].id, symbols[i + 1].id, limit);
             if rank != NONE {
                 heap.push(Reverse((rank, i as u32)));
             }
@@ -205,7 +226,7 @@ impl PieceEncoder {
                 continue;
             }
             let right = symbols[left.next as usize];
-            let (live_rank, result) = self.rank(left.id, right.id);
+            let (live_rank, result) = self.rank(left.id, right.id, limit);
             if live_rank != rank {
                 continue;
             }
@@ -214,13 +235,13 @@ impl PieceEncoder {
             symbols[left.next as usize].id = NONE;
             if right.next != NONE {
                 symbols[right.next as usize].prev = pos;
-                let (r, _) = self.rank(result, symbols[right.next as usize].id);
+                let (r, _) = self.rank(result, symbols[right.next as usize].id, limit);
                 if r != NONE {
                     heap.push(Reverse((r, pos)));
                 }
             }
             if left.prev != NONE {
-                let (r, _) = self.rank(symbols[left.prev as usize].id, result);
+                let (r, _) = self.rank(symbols[left.prev as usize].id, result, limit);
                 if r != NONE {
                     heap.push(Reverse((r, left.prev)));
                 }
@@ -245,7 +266,7 @@ mod tests {
         byte_ids[b'a' as usize] = 0;
         byte_ids[b'b' as usize] = 1;
         let tokens: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b"), Some(b"ab"), Some(b"abab"), Some(b"aa")];
-        PieceEncoder::new(byte_ids, [(0, 1, 0, 2), (2, 2, 1, 3), (0, 0, 2, 4)], &tokens, None)
+        PieceEncoder::new(byte_ids, [(0, 1, 0, 2), (2, 2, 1, 3), (0, 0, 2, 4)], &tokens, None, false)
     }
 
     fn encode(e: &PieceEncoder, s: &[u8]) -> Vec<u32> {
@@ -291,7 +312,7 @@ mod tests {
     impl PieceEncoder {
         fn merge_heap_for_test(&self, piece: &[u8], out: &mut Vec<u32>) {
             out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
-            self.merge_heap(out, 0, &mut Scratch::default());
+            self.merge_heap(out, 0, NONE, &mut Scratch::default());
         }
 
         /// The textbook loop without the length limit of `merge_linear`'s stack buffer.
@@ -299,7 +320,7 @@ mod tests {
             loop {
                 let mut best: Option<(u32, usize, u32)> = None;
                 for i in 0..ids.len().saturating_sub(1) {
-                    let (rank, result) = self.rank(ids[i], ids[i + 1]);
+                    let (rank, result) = self.rank(ids[i], ids[i + 1], NONE);
                     if rank != NONE && best.is_none_or(|(r, ..)| rank < r) {
                         best = Some((rank, i, result));
                     }

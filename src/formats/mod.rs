@@ -1,3 +1,4 @@
-//! File formats. `native`: bytepair's own human-readable format (more formats join in the encoder issue).
+//! File formats. `native`: bytepair's own human-readable format; `existing`: tiktoken and GPT-2/HF files.
 
+pub mod existing;
 pub mod native;

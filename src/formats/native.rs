@@ -69,8 +69,24 @@ pub fn to_string(tok: &Tokenizer) -> String {
     out.push_str(&format!("  \"tie_break\": {},\n", json_opt(tok.tie_break.map(TieBreak::name))));
     let specials: Vec<String> = tok.specials.tokens().iter().map(|s| json(s)).collect();
     out.push_str(&format!("  \"special_tokens\": [{}],\n", specials.join(", ")));
+    if v.explicit_ids {
+        // A vocabulary loaded from tiktoken / GPT-2 files keeps its ids: every token is listed at its id.
+        let ids: Vec<String> = tok.specials.tokens().iter().map(|s| v.by_display[s].to_string()).collect();
+        out.push_str(&format!("  \"special_token_ids\": [{}],\n", ids.join(", ")));
+        let rule = if v.rank_by_bytes { "tiktoken" } else { "merges" };
+        out.push_str(&format!("  \"merge_rule\": {},\n", json(rule)));
+        out.push_str("  \"tokens\": [");
+        for (i, token) in v.tokens.iter().enumerate() {
+            out.push_str(if i % 16 == 0 { "\n    " } else { " " });
+            out.push_str(&if token.special { "null".to_string() } else { json(&token.display) });
+            if i + 1 < v.tokens.len() {
+                out.push(',');
+            }
+        }
+        out.push_str("\n  ],\n");
+    }
     out.push_str("  \"alphabet\": [");
-    let base = &v.tokens[v.num_special..v.num_special + v.num_base];
+    let base = if v.explicit_ids { &v.tokens[..0] } else { &v.tokens[v.num_special..v.num_special + v.num_base] };
     for (i, token) in base.iter().enumerate() {
         out.push_str(if i % 16 == 0 { "\n    " } else { " " });
         out.push_str(&json(&token.display));
@@ -111,6 +127,10 @@ struct File {
     unk_token: Option<String>,
     tie_break: Option<String>,
     special_tokens: Vec<String>,
+    /// Vocabularies with ids of their own (loaded from tiktoken / GPT-2 files):
+    special_token_ids: Option<Vec<u32>>,
+    merge_rule: Option<String>,
+    tokens: Option<Vec<Option<String>>>,
     alphabet: Vec<String>,
     merges: Vec<Vec<Value>>,
 }
@@ -142,6 +162,9 @@ pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
         _ => return Err(bad("\"pattern\" must be a name, null, or {\"regex\": \"...\"}".to_string())),
     };
     let tie_break = file.tie_break.as_deref().map(TieBreak::parse).transpose().map_err(|e| bad(e.message))?;
+    if let Some(tokens) = &file.tokens {
+        return explicit_from_file(&file, tokens, pattern, source).map_err(|e| bad(e.message));
+    }
     let style = SymbolStyle { mode, prefix: file.continuing_subword_prefix, suffix: file.end_of_word_suffix };
     let mut vocab = Vocab::new(style, &file.special_tokens, file.unk_token.as_deref(), &file.alphabet)
         .map_err(|e| bad(e.message))?;
@@ -179,6 +202,51 @@ pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
         return Err(bad("some merges have counts and others do not: give all or none".to_string()));
     };
     Ok(tok)
+}
+
+/// The variant for vocabularies with ids of their own.
+fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, source: &str) -> Result<Tokenizer> {
+    let ids = file.special_token_ids.clone().unwrap_or_default();
+    if ids.len() != file.special_tokens.len() {
+        return Err(Error::value("\"special_token_ids\" must give one id per special token".to_string()));
+    }
+    let specials: Vec<(String, u32)> = file.special_tokens.iter().cloned().zip(ids).collect();
+    let mut entries = Vec::new();
+    for (id, display) in tokens.iter().enumerate() {
+        let Some(display) = display else { continue };
+        let bytes: Option<Vec<u8>> = display.chars().map(crate::vocab::char_to_byte).collect();
+        let bytes = bytes.filter(|b| !b.is_empty()).ok_or_else(|| {
+            Error::value(format!("token {id} ({}) is not a byte string in GPT-2's form", py_repr(display)))
+        })?;
+        entries.push((bytes, id as u32));
+    }
+    let vocab = match file.merge_rule.as_deref() {
+        Some("tiktoken") => crate::formats::existing::vocab_from_tiktoken(source, entries, &specials)?,
+        Some("merges") => {
+            let mut vocab = crate::formats::existing::layout(source, entries, &specials)?;
+            for (i, merge) in file.merges.iter().enumerate() {
+                let (Some(Value::String(a)), Some(Value::String(b))) = (merge.first(), merge.get(1)) else {
+                    return Err(Error::value(format!("merge {i}: expected [left, right]")));
+                };
+                let find = |s: &str| {
+                    vocab.by_display.get(s).copied().ok_or_else(|| {
+                        Error::value(format!(
+                            "merge {i} (line {} of the merges list): {} is not a token",
+                            i + 1,
+                            py_repr(s)
+                        ))
+                    })
+                };
+                let (left, right, result) = (find(a)?, find(b)?, find(&format!("{a}{b}"))?);
+                let rank = vocab.merges.len() as u32;
+                vocab.merges.push(crate::vocab::Merge { left, right, result });
+                vocab.merge_rank.insert((left, right), (rank, result));
+            }
+            vocab
+        }
+        _ => return Err(Error::value("\"merge_rule\" must be \"tiktoken\" or \"merges\"".to_string())),
+    };
+    Tokenizer::new(vocab, pattern, file.lowercase, &file.special_tokens)
 }
 
 #[cfg(test)]

@@ -1,0 +1,205 @@
+//! Existing byte-level vocabularies: tiktoken rank files (`*.tiktoken`: base64 token, space, rank) and GPT-2 /
+//! HF `vocab.json` + `merges.txt`. Ids are the file's ids, so encoding gives the ids the models were trained on.
+//!
+//! The two kinds differ in what may merge: tiktoken merges any two adjacent parts whose concatenation is a
+//! token (lowest rank first), a merges file only the listed pairs. A vocabulary remembers which
+//! (`Vocab::rank_by_bytes`) and the encoder follows it, so each gives exactly its own tool's ids.
+
+use base64::Engine;
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result, py_repr};
+use crate::vocab::{Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
+
+fn bad(path: &str, line: usize, what: impl std::fmt::Display) -> Error {
+    Error::value(format!("{} is not a valid vocabulary file: line {line}: {what}", py_repr(path)))
+}
+
+fn read(path: &str) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    String::from_utf8(bytes).map_err(|e| Error::utf8(path, e.utf8_error().valid_up_to()))
+}
+
+/// Reads a tiktoken rank file: one `base64(token) rank` per line.
+pub fn read_tiktoken_ranks(path: &str) -> Result<Vec<(Vec<u8>, u32)>> {
+    let text = read(path)?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut parts = line.split(' ');
+        let (Some(token), Some(rank), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad(path, i + 1, "expected \"<base64 token> <rank>\""));
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .map_err(|e| bad(path, i + 1, format!("{} is not base64 ({e})", py_repr(token))))?;
+        let rank: u32 =
+            rank.parse().map_err(|_| bad(path, i + 1, format!("rank {} is not a number", py_repr(rank))))?;
+        if bytes.is_empty() {
+            return Err(bad(path, i + 1, "empty token"));
+        }
+        out.push((bytes, rank));
+    }
+    if out.is_empty() {
+        return Err(Error::value(format!("{} holds no tokens: it is not a tiktoken rank file", py_repr(path))));
+    }
+    Ok(out)
+}
+
+/// The style of every existing byte-level vocabulary: bytes, no word markers.
+fn byte_style() -> SymbolStyle {
+    SymbolStyle { mode: Mode::Byte, prefix: None, suffix: None }
+}
+
+/// A token id that no entry uses (tiktoken vocabularies have gaps below their special tokens).
+fn unused_token() -> Token {
+    Token { bytes: Vec::new(), display: String::new(), units: 0, special: true, continues: false, ends_word: false }
+}
+
+/// Lays tokens out at their ids; `specials` are `(text, id)`.
+pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
+    let top = tokens.iter().map(|t| t.1).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0) as usize;
+    let mut vocab = Vocab {
+        style: byte_style(),
+        tokens: vec![unused_token(); top + 1],
+        by_display: FxHashMap::default(),
+        num_special: specials.len(),
+        num_base: 0,
+        merges: Vec::new(),
+        merge_rank: FxHashMap::default(),
+        unk: None,
+        byte_ids: None,
+        explicit_ids: true,
+        rank_by_bytes: false,
+    };
+    for (bytes, id) in tokens {
+        let display = bytes_to_display(&bytes);
+        if vocab.by_display.contains_key(&display) {
+            return Err(Error::value(format!("{}: token {} appears twice", py_repr(source), py_repr(&display))));
+        }
+        let slot = &mut vocab.tokens[id as usize];
+        if !slot.display.is_empty() {
+            return Err(Error::value(format!("{}: id {id} is given to two tokens", py_repr(source))));
+        }
+        vocab.num_base += (bytes.len() == 1) as usize;
+        vocab.by_display.insert(display.clone(), id);
+        *slot = Token { units: bytes.len() as u32, bytes, display, special: false, continues: false, ends_word: false };
+    }
+    for (text, id) in specials {
+        let slot = &mut vocab.tokens[*id as usize];
+        if !slot.display.is_empty() {
+            return Err(Error::value(format!(
+                "special token {} has id {id}, which the vocabulary already gives to {}: check the special tokens' ids",
+                py_repr(text),
+                py_repr(&slot.display)
+            )));
+        }
+        *slot = Token {
+            bytes: text.as_bytes().to_vec(),
+            display: text.clone(),
+            units: 1,
+            special: true,
+            continues: false,
+            ends_word: false,
+        };
+        vocab.by_display.insert(text.clone(), *id);
+    }
+    vocab.rebuild_byte_ids();
+    Ok(vocab)
+}
+
+/// A vocabulary from tiktoken ranks. Merges are derived (each multi-byte token is the two parts that BPE
+/// over the lower ranks leaves of its bytes) for display and saving; encoding follows tiktoken's own rule.
+pub fn vocab_from_tiktoken(source: &str, ranks: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
+    let mut vocab = layout(source, ranks, specials)?;
+    vocab.rank_by_bytes = true;
+    let encoder = crate::encode::piece_encoder(&vocab).ok_or_else(|| {
+        Error::value(format!("{}: a tiktoken vocabulary must have a token for each of the 256 bytes", py_repr(source)))
+    })?;
+    let mut order: Vec<u32> = (0..vocab.tokens.len() as u32).filter(|&id| !vocab.tokens[id as usize].special).collect();
+    order.sort_unstable();
+    let mut parts = Vec::new();
+    for id in order {
+        let token = &vocab.tokens[id as usize];
+        if token.bytes.len() < 2 {
+            continue;
+        }
+        parts.clear();
+        encoder.split_below(&token.bytes, id, &mut parts);
+        if let [left, right] = parts[..] {
+            let rank = vocab.merges.len() as u32;
+            vocab.merges.push(Merge { left, right, result: id });
+            vocab.merge_rank.insert((left, right), (rank, id));
+        }
+    }
+    Ok(vocab)
+}
+
+/// A vocabulary from GPT-2's `encoder.json` / HF's `vocab.json` and `merges.txt`.
+pub fn vocab_from_gpt2(vocab_path: &str, merges_path: &str, special_tokens: &[String]) -> Result<Vocab> {
+    let json = read(vocab_path)?;
+    let entries: std::collections::BTreeMap<String, u32> = serde_json::from_str(&json).map_err(|e| {
+        Error::value(format!(
+            "{} is not a valid vocab.json: line {}: {e} (expected a JSON object of token -> id)",
+            py_repr(vocab_path),
+            e.line()
+        ))
+    })?;
+    let mut tokens = Vec::with_capacity(entries.len());
+    let mut specials = Vec::new();
+    for (display, id) in &entries {
+        if special_tokens.contains(display) {
+            specials.push((display.clone(), *id));
+            continue;
+        }
+        let bytes: Option<Vec<u8>> = display.chars().map(char_to_byte).collect();
+        let Some(bytes) = bytes.filter(|b| !b.is_empty()) else {
+            return Err(Error::value(format!(
+                "{}: token {} is not in GPT-2's byte-level form (and is not listed in special_tokens); this \
+                 loader reads byte-level BPE vocabularies — pass it in special_tokens if it is one",
+                py_repr(vocab_path),
+                py_repr(display)
+            )));
+        };
+        tokens.push((bytes, *id));
+    }
+    for s in special_tokens {
+        if !entries.contains_key(s) {
+            return Err(Error::value(format!(
+                "special token {} is not in {}: its id is unknown",
+                py_repr(s),
+                py_repr(vocab_path)
+            )));
+        }
+    }
+    let mut vocab = layout(vocab_path, tokens, &specials)?;
+    let text = read(merges_path)?;
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("#version") || line.trim().is_empty() {
+            continue;
+        }
+        let mut parts = line.split(' ');
+        let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad(
+                merges_path,
+                i + 1,
+                format!("expected two tokens separated by a space, got {}", py_repr(line)),
+            ));
+        };
+        let id_of = |s: &str| {
+            vocab
+                .by_display
+                .get(s)
+                .copied()
+                .ok_or_else(|| bad(merges_path, i + 1, format!("{} is not in {}", py_repr(s), py_repr(vocab_path))))
+        };
+        let (left, right) = (id_of(a)?, id_of(b)?);
+        let result = id_of(&format!("{a}{b}"))?;
+        let rank = vocab.merges.len() as u32;
+        vocab.merges.push(Merge { left, right, result });
+        vocab.merge_rank.insert((left, right), (rank, result));
+    }
+    Ok(vocab)
+}

@@ -1,0 +1,165 @@
+"""Existing vocabularies: tiktoken's encodings and GPT-2 / HF files give exactly tiktoken's and HF's ids, on
+every corpus in ../shared/data and on random text; batch, count, save/load, and bad files."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import reference
+from conftest import examples
+
+pytestmark = pytest.mark.shared_data
+
+# tiktoken's own pattern strings (r50k/p50k's differs in form from GPT-2's published one, not in effect).
+TIKTOKEN_PATTERNS = {
+    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    "cl100k": reference.PATTERNS["cl100k"],
+    "o200k": reference.PATTERNS["o200k"],
+}
+NAMES = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+
+
+@pytest.fixture(scope="module")
+def encodings(shared_data):
+    """name → (bytepair Tokenizer, tiktoken Encoding), built offline from the shared rank files."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    out = {}
+    for name in NAMES:
+        files, pattern, specials = bytepair.ENCODINGS[name]
+        ranks = load_tiktoken_bpe(str(shared_data / "tiktoken" / files[0]))
+        enc = tiktoken.Encoding(name, pat_str=TIKTOKEN_PATTERNS[pattern], mergeable_ranks=ranks,
+                                special_tokens=specials)
+        out[name] = (bytepair.get_encoding(name, shared_data), enc)
+    return out
+
+
+def shared_texts(shared_data: Path) -> list[tuple[str, str]]:
+    texts = []
+    for path in sorted((shared_data / "multilingual").rglob("*.txt")):
+        texts.append((path.name, path.read_bytes().decode("utf-8")[:150_000]))
+    texts.append(("tinyshakespeare", (shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")))
+    genome = next((shared_data / "genome").iterdir())
+    texts.append((genome.name, genome.read_bytes()[:200_000].decode("ascii", errors="replace")))
+    blns = json.loads((shared_data / "testvectors/naughty_strings/blns.json").read_text(encoding="utf-8"))
+    texts += [(f"blns[{i}]", s) for i, s in enumerate(blns)]
+    source = Path(bytepair.__file__).read_text(encoding="utf-8") + Path(reference.__file__).read_text(encoding="utf-8")
+    texts.append(("python source", source))
+    return texts
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ids_equal_tiktoken_on_every_shared_corpus(shared_data, encodings, name):
+    tok, enc = encodings[name]
+    for label, text in shared_texts(shared_data):
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), label
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), label
+        assert tok.decode(tok.encode_ordinary(text)) == text, label
+
+
+def test_llama_cpp_gpt2_vectors(shared_data):
+    folder = shared_data / "testvectors/llama_cpp_gpt2"
+    inputs = (folder / "ggml-vocab-gpt-2.gguf.inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")[:-1]
+    outputs = (folder / "ggml-vocab-gpt-2.gguf.out").read_text(encoding="utf-8").splitlines()
+    assert len(inputs) == len(outputs)
+    for name in ("gpt2", "r50k_base"):
+        tok = bytepair.get_encoding(name, shared_data)
+        for text, ids in zip(inputs, outputs):
+            assert tok.encode_ordinary(text) == [int(i) for i in ids.split()], (name, text)
+
+
+def test_gpt2_files_equal_hf_tokenizer_json(shared_data):
+    import tokenizers
+
+    hf = tokenizers.Tokenizer.from_file(str(shared_data / "gpt2/tokenizer.json"))
+    tok = bytepair.Tokenizer.from_gpt2(shared_data / "gpt2/vocab.json", shared_data / "gpt2/merges.txt")
+    assert tok.special_tokens == ["<|endoftext|>"] and tok.token_to_id("<|endoftext|>") == 50256
+    for label, text in shared_texts(shared_data)[:12] + shared_texts(shared_data)[-1:]:
+        # HF matches added tokens anywhere in the text: that is allowed_special="all".
+        assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids, label
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+       | st.lists(st.sampled_from(["a", "ab", " ", "  ", "\n", "'s", "1234", "é", "🎉", "\r\n", "-", "ſ"]),
+                  max_size=40).map("".join))
+def test_random_text_equals_tiktoken(encodings, text):
+    for name in ("cl100k_base", "o200k_base", "r50k_base"):
+        tok, enc = encodings[name]
+        ids = tok.encode_ordinary(text)
+        assert ids == enc.encode_ordinary(text), name
+        assert tok.decode(ids) == text
+
+
+def test_long_unsplittable_pieces(encodings):
+    tok, enc = encodings["cl100k_base"]
+    for text in ["a" * 100_000, "x" * 30_000 + "y" * 30_000, "🎉" * 20_000]:
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+def test_batch_count_and_threads(encodings, shared_data):
+    tok, enc = encodings["cl100k_base"]
+    texts = [t for _, t in shared_texts(shared_data)[:40]]
+    want = [enc.encode_ordinary(t) for t in texts]
+    assert tok.encode_batch(texts, disallowed_special=()) == want
+    assert tok.encode_batch(texts, disallowed_special=(), threads=1) == want
+    assert [tok.count(t, disallowed_special=()) for t in texts] == [len(w) for w in want]
+    with pytest.raises(ValueError, match="allowed_special"):
+        tok.encode_batch(["fine", "not <|endoftext|> fine"])
+
+
+def test_special_tokens_follow_tiktoken(encodings):
+    tok, enc = encodings["cl100k_base"]
+    text = "hi<|endoftext|> there<|fim_prefix|>"
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=()) == enc.encode(
+        text, allowed_special={"<|endoftext|>"}, disallowed_special=())
+    with pytest.raises(ValueError, match="<|endoftext|>"):
+        tok.encode(text)
+
+
+def test_unused_ids_and_out_of_range_ids_are_clear_errors(encodings):
+    tok, _ = encodings["cl100k_base"]
+    with pytest.raises(ValueError, match="100256 .*unused"):
+        tok.decode([100256])
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tok.decode([tok.vocab_size])
+
+
+def test_loaded_vocabularies_save_load_and_pickle(encodings, tmp_path):
+    for name in ("r50k_base", "cl100k_base"):
+        tok, _ = encodings[name]
+        tok.save(tmp_path / f"{name}.json")
+        again = bytepair.Tokenizer.load(tmp_path / f"{name}.json")
+        assert again == tok
+        text = "Hello, world! Ünïcödé 🎉 1234567"
+        assert again.encode_ordinary(text) == tok.encode_ordinary(text)
+        assert pickle.loads(pickle.dumps(tok)).encode_ordinary(text) == tok.encode_ordinary(text)
+
+
+def test_missing_and_damaged_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="never downloads"):
+        bytepair.get_encoding("cl100k_base", tmp_path)
+    with pytest.raises(ValueError, match="unknown encoding"):
+        bytepair.get_encoding("cl200k")
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("IQ== 0\nIg== 1\n!!! 2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 3.*not base64"):
+        bytepair.Tokenizer.from_tiktoken(bad)
+    bad.write_text("IQ== 0\nIg== x\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2.*rank"):
+        bytepair.Tokenizer.from_tiktoken(bad)
+    vocab = tmp_path / "vocab.json"
+    vocab.write_text('{"a": 0, "b": 1}', encoding="utf-8")
+    merges = tmp_path / "merges.txt"
+    merges.write_text("#version: 0.2\na b\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2.*'ab' is not in"):
+        bytepair.Tokenizer.from_gpt2(vocab, merges)
