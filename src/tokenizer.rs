@@ -103,8 +103,13 @@ impl Tokenizer {
         };
         let mut failure = None;
         if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
-            let mut scratch = Scratch::default();
-            self.pretokenizer.split(normalized, |piece| {
+            // One scratch (and piece cache) per thread, kept across calls: batches of small documents share it.
+            thread_local! {
+                static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+            }
+            let mut scratch = SCRATCH.with(|s| s.take());
+            ids.reserve(normalized.len() / 4);
+            let result = self.pretokenizer.split(normalized, |piece| {
                 if failure.is_some() {
                     return;
                 }
@@ -118,7 +123,9 @@ impl Tokenizer {
                     };
                     failure = Some(self.unknown_unit_error(&unit, whole, at));
                 }
-            })?;
+            });
+            SCRATCH.with(|s| s.replace(scratch));
+            result?;
             return match failure {
                 Some(e) => Err(e),
                 None => Ok(()),
