@@ -261,6 +261,39 @@ impl CoreTokenizer {
         })
     }
 
+    /// Ids of each text as one little-endian u32 buffer, with each text's token count (for numpy).
+    fn encode_packed<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        threads: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, Vec<usize>)> {
+        let batches = self.encode_batch(py, texts, allowed, disallowed, threads)?;
+        let lengths: Vec<usize> = batches.iter().map(Vec::len).collect();
+        let mut bytes = Vec::with_capacity(lengths.iter().sum::<usize>() * 4);
+        for ids in &batches {
+            for id in ids {
+                bytes.extend_from_slice(&id.to_le_bytes());
+            }
+        }
+        Ok((PyBytes::new(py, &bytes), lengths))
+    }
+
+    /// Ids with the (start, end) offsets of each token in the text, in bytes or characters.
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        chars: bool,
+    ) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
+        let policy = SpecialPolicy { allowed, disallowed };
+        py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))
+    }
+
     /// Number of tokens of a text.
     fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
         let policy = SpecialPolicy { allowed, disallowed };

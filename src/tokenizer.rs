@@ -86,6 +86,53 @@ impl Tokenizer {
         Ok(ids)
     }
 
+    /// Ids and each token's (start, end) in `text`, in bytes or (`chars`) characters. A token that starts or
+    /// ends inside a character (byte-level tokens can split one) covers that whole character in character
+    /// offsets. Offsets refer to the text as normalised (lowercasing keeps byte lengths only for most
+    /// scripts), so tokenizers that lowercase or drop whitespace refuse.
+    pub fn encode_with_offsets(
+        &self,
+        text: &str,
+        policy: &SpecialPolicy,
+        chars: bool,
+    ) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+        let ids = self.encode(text, policy)?;
+        let bytes = text.as_bytes();
+        let mut offsets = Vec::with_capacity(ids.len());
+        let mut at = 0usize;
+        // Character offsets: a running count of character starts (bytes that are not UTF-8 continuations).
+        let mut chars_before = 0usize;
+        let mut counted_to = 0usize;
+        let mut char_index = |byte: usize| {
+            while counted_to < byte {
+                chars_before += (bytes[counted_to] & 0xC0 != 0x80) as usize;
+                counted_to += 1;
+            }
+            chars_before
+        };
+        for &id in &ids {
+            let token = &self.vocab.tokens[id as usize].bytes;
+            let end = at + token.len();
+            if bytes.get(at..end) != Some(token.as_slice()) {
+                return Err(Error::value(
+                    "offsets need tokens that spell the text exactly, and this tokenizer changes it (it \
+                     lowercases, drops whitespace, or maps unknown characters to unk_token)"
+                        .to_string(),
+                ));
+            }
+            let span = if chars {
+                let inside = at < bytes.len() && bytes[at] & 0xC0 == 0x80;
+                let start = char_index(at) - inside as usize;
+                (start, char_index(end))
+            } else {
+                (at, end)
+            };
+            offsets.push(span);
+            at = end;
+        }
+        Ok((ids, offsets))
+    }
+
     /// Number of tokens of `text` (as `encode(text).len()`, without keeping the ids).
     pub fn count(&self, text: &str, policy: &SpecialPolicy) -> Result<usize> {
         // Splitting and merging dominate; keeping ids in a reused buffer costs little, so count = encode's length.

@@ -163,3 +163,33 @@ def test_missing_and_damaged_files(tmp_path):
     merges.write_text("#version: 0.2\na b\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 2.*'ab' is not in"):
         bytepair.Tokenizer.from_gpt2(vocab, merges)
+
+
+def test_offsets_point_at_the_text(encodings, shared_data):
+    tok, _ = encodings["cl100k_base"]
+    for label, text in shared_texts(shared_data)[:8] + [("mixed", "héllo wörld 🎉🎉 日本語\n\tend")]:
+        text = text[:20_000]
+        data = text.encode("utf-8")
+        by_bytes = tok.encode_with_offsets(text, unit="byte", disallowed_special=())
+        assert [i for i, _, _ in by_bytes] == tok.encode_ordinary(text)
+        assert [data[s:e] for _, s, e in by_bytes] == [tok.token_bytes(i) for i, _, _ in by_bytes], label
+        assert by_bytes[-1][2] == len(data)
+        by_chars = tok.encode_with_offsets(text, disallowed_special=())
+        assert by_chars[0][1] == 0 and by_chars[-1][2] == len(text)
+        # Each token's bytes lie inside the characters its character span covers.
+        for (i, s, e), (_, bs, be) in zip(by_chars, by_bytes):
+            covered = text[s:e].encode("utf-8")
+            assert tok.token_bytes(i) in covered, label
+
+
+def test_numpy_output(encodings):
+    import numpy as np
+
+    tok, enc = encodings["r50k_base"]
+    texts = ["Hello world", "", "naïve 🎉 text " * 50]
+    arrays = tok.encode_to_numpy(texts, dtype="uint16", disallowed_special=())
+    assert [a.dtype for a in arrays] == [np.uint16] * 3
+    assert [a.tolist() for a in arrays] == [enc.encode_ordinary(t) for t in texts]
+    assert tok.encode_to_numpy(texts[2], disallowed_special=()).tolist() == enc.encode_ordinary(texts[2])
+    with pytest.raises(ValueError, match="uint16"):
+        encodings["cl100k_base"][0].encode_to_numpy("x", dtype="uint16")

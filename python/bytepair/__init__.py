@@ -106,6 +106,71 @@ class Tokenizer:
         disallowed = self._special_flags(disallowed_special, "disallowed_special")
         return self._core.encode_batch(texts, allowed, disallowed, threads or 0)
 
+    def encode_to_numpy(
+        self,
+        text: str | Iterable[str],
+        *,
+        dtype: str = "uint32",
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ):
+        """Token ids as a numpy array (no Python list in between): one array for a str, a list of arrays for
+        several texts (encoded in parallel). dtype "uint16" needs a vocabulary of at most 65 536 ids (GPT-2,
+        r50k, p50k; not cl100k or o200k) — else ValueError, before encoding anything.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.encode_to_numpy("lower lowest", dtype="uint16").tolist() == tok.encode("lower lowest")
+        True
+        """
+        import numpy as np
+
+        if dtype not in ("uint16", "uint32", np.uint16, np.uint32):
+            raise ValueError(f"dtype must be uint16 or uint32, got {dtype!r}")
+        if np.dtype(dtype) == np.uint16 and self.vocab_size > 1 << 16:
+            raise ValueError(f"this vocabulary has {self.vocab_size} ids, more than uint16 holds: use dtype='uint32'")
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] is a {type(t).__name__}, not a str")
+        _check_threads(threads)
+        allowed = self._special_flags(allowed_special, "allowed_special")
+        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        packed, lengths = self._core.encode_packed(texts, allowed, disallowed, threads or 0)
+        ids = np.frombuffer(packed, dtype="<u4")
+        if np.dtype(dtype) == np.uint16:
+            ids = ids.astype(np.uint16)
+        else:
+            ids = ids.astype(np.uint32)  # native byte order, writable
+        if single:
+            return ids
+        return np.split(ids, np.cumsum(lengths)[:-1]) if lengths else []
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        unit: Literal["byte", "char"] = "char",
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[tuple[int, int, int]]:
+        """(id, start, end) for each token: where in `text` it comes from, in characters (`text[start:end]`)
+        or in bytes of its UTF-8 encoding. Byte-level tokens can cut a character in two; in character
+        offsets such a token covers the whole character.
+
+        >>> tok = train(["This is it. This is."], vocab_size=262)
+        >>> [("This is"[s:e]) for _, s, e in tok.encode_with_offsets("This is")]
+        ['This', ' is']
+        """
+        _check_str(text, "text")
+        if unit not in ("byte", "char"):
+            raise ValueError(f'unit must be "byte" or "char", got {unit!r}')
+        allowed = self._special_flags(allowed_special, "allowed_special")
+        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        ids, spans = self._core.encode_with_offsets(text, allowed, disallowed, unit == "char")
+        return [(i, s, e) for i, (s, e) in zip(ids, spans)]
+
     def count(
         self,
         text: str,
