@@ -25,6 +25,9 @@ pub struct Tokenizer {
     pub fast: OnceLock<Option<PieceEncoder>>,
 }
 
+/// Token ids and each token's (start, end) offsets.
+pub type IdsAndSpans = (Vec<u32>, Vec<(usize, usize)>);
+
 /// Which special tokens `encode` may produce and which make it fail, by index into `Tokenizer::specials`.
 pub struct SpecialPolicy {
     pub allowed: Vec<bool>,
@@ -90,12 +93,7 @@ impl Tokenizer {
     /// ends inside a character (byte-level tokens can split one) covers that whole character in character
     /// offsets. Offsets refer to the text as normalised (lowercasing keeps byte lengths only for most
     /// scripts), so tokenizers that lowercase or drop whitespace refuse.
-    pub fn encode_with_offsets(
-        &self,
-        text: &str,
-        policy: &SpecialPolicy,
-        chars: bool,
-    ) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+    pub fn encode_with_offsets(&self, text: &str, policy: &SpecialPolicy, chars: bool) -> Result<IdsAndSpans> {
         let ids = self.encode(text, policy)?;
         let bytes = text.as_bytes();
         let mut offsets = Vec::with_capacity(ids.len());
