@@ -294,6 +294,18 @@ impl CoreTokenizer {
         py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))
     }
 
+    /// Encodes bytes that may not be valid UTF-8.
+    fn encode_bytes(
+        &self,
+        py: Python<'_>,
+        data: Vec<u8>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+    ) -> PyResult<Vec<u32>> {
+        let policy = SpecialPolicy { allowed, disallowed };
+        py.detach(|| guarded(|| self.inner.encode_bytes(&data, &policy)))
+    }
+
     /// Number of tokens of a text.
     fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
         let policy = SpecialPolicy { allowed, disallowed };

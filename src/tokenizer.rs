@@ -131,6 +131,46 @@ impl Tokenizer {
         Ok((ids, offsets))
     }
 
+    /// Encodes bytes that may not be valid UTF-8 (byte-level vocabularies only): each stretch of valid UTF-8
+    /// is encoded as text; each byte of an invalid sequence is a piece of its own (its byte token), so
+    /// `decode_bytes(encode_bytes(b)) == b` for any bytes.
+    pub fn encode_bytes(&self, data: &[u8], policy: &SpecialPolicy) -> Result<Vec<u32>> {
+        let Some(byte_ids) = self.vocab.byte_ids().copied() else {
+            return Err(Error::value(
+                "encode_bytes needs a byte-level vocabulary (mode=\"byte\", no word markers); decode the bytes \
+                 to text first"
+                    .to_string(),
+            ));
+        };
+        let mut ids = Vec::with_capacity(data.len() / 3 + 1);
+        let mut rest = data;
+        let mut offset = 0usize;
+        while !rest.is_empty() {
+            let (valid, bad) = match std::str::from_utf8(rest) {
+                Ok(text) => (text, 0),
+                Err(e) => {
+                    let valid = std::str::from_utf8(&rest[..e.valid_up_to()]).expect("checked prefix");
+                    (valid, e.error_len().unwrap_or(rest.len() - e.valid_up_to()))
+                }
+            };
+            ids.extend(self.encode(valid, policy)?);
+            for (i, &b) in rest[valid.len()..valid.len() + bad].iter().enumerate() {
+                match byte_ids[b as usize] {
+                    u32::MAX => {
+                        return Err(Error::value(format!(
+                            "byte 0x{b:02X} at offset {} has no token in this vocabulary",
+                            offset + valid.len() + i
+                        )));
+                    }
+                    id => ids.push(id),
+                }
+            }
+            offset += valid.len() + bad;
+            rest = &rest[valid.len() + bad..];
+        }
+        Ok(ids)
+    }
+
     /// Number of tokens of `text` (as `encode(text).len()`, without keeping the ids).
     pub fn count(&self, text: &str, policy: &SpecialPolicy) -> Result<usize> {
         // Splitting and merging dominate; keeping ids in a reused buffer costs little, so count = encode's length.

@@ -193,3 +193,16 @@ def test_numpy_output(encodings):
     assert tok.encode_to_numpy(texts[2], disallowed_special=()).tolist() == enc.encode_ordinary(texts[2])
     with pytest.raises(ValueError, match="uint16"):
         encodings["cl100k_base"][0].encode_to_numpy("x", dtype="uint16")
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.binary(max_size=60))
+def test_encode_bytes_round_trips_any_bytes(encodings, data):
+    tok, enc = encodings["cl100k_base"]
+    ids = tok.encode_bytes(data, disallowed_special=())
+    assert tok.decode_bytes(ids) == data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    assert ids == enc.encode_ordinary(text)

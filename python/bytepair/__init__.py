@@ -106,6 +106,27 @@ class Tokenizer:
         disallowed = self._special_flags(disallowed_special, "disallowed_special")
         return self._core.encode_batch(texts, allowed, disallowed, threads or 0)
 
+    def encode_bytes(
+        self,
+        data: bytes,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Token ids of bytes that need not be valid UTF-8 (byte-level vocabularies): valid stretches are
+        encoded as text, each byte of an invalid sequence becomes its own byte token, so
+        `decode_bytes(encode_bytes(b)) == b` for any bytes.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.decode_bytes(tok.encode_bytes(b"low\\xff\\xfelow"))
+        b'low\\xff\\xfelow'
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}; for text use encode()")
+        allowed = self._special_flags(allowed_special, "allowed_special")
+        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        return self._core.encode_bytes(bytes(data), allowed, disallowed)
+
     def encode_to_numpy(
         self,
         text: str | Iterable[str],
