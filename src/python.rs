@@ -212,6 +212,24 @@ fn train_counts(
     })
 }
 
+/// The thread pool for batch encoding with `threads` threads (0: every core), made once and kept: its
+/// threads keep their piece caches warm from one batch to the next.
+fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
+    static POOLS: Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = lock(&POOLS);
+    if let Some((_, pool)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Ok(pool.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("bytepair-encode-{i}"))
+        .build()
+        .map_err(|e| Error::value(format!("cannot start {threads} encoding threads: {e}")))?;
+    let pool = std::sync::Arc::new(pool);
+    pools.push((threads, pool.clone()));
+    Ok(pool)
+}
+
 /// (mode, pattern name, custom regex, lowercase, prefix, suffix, unk_token, tie_break)
 type Settings =
     (String, Option<String>, Option<String>, bool, Option<String>, Option<String>, Option<String>, Option<String>);
@@ -252,10 +270,7 @@ impl CoreTokenizer {
         let policy = SpecialPolicy { allowed, disallowed };
         py.detach(|| {
             guarded(|| {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .map_err(|e| Error::value(format!("cannot start {threads} threads: {e}")))?;
+                let pool = encoding_pool(threads)?;
                 pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect())
             })
         })
