@@ -399,6 +399,18 @@ impl CoreTokenizer {
         self.inner.specials.tokens().to_vec()
     }
 
+    /// The pre-tokenizer's regex (None: no split).
+    fn pattern_regex(&self) -> Option<String> {
+        self.inner.pretokenizer.pattern.regex_source().map(String::from)
+    }
+
+    /// tiktoken ranks (token bytes, id) of the non-special tokens, after checking that tiktoken's rule gives
+    /// this tokenizer's ids (see `Tokenizer::tiktoken_ranks`).
+    fn tiktoken_ranks<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyBytes>, u32)>> {
+        let ranks = guarded(|| self.inner.tiktoken_ranks())?;
+        Ok(ranks.into_iter().map(|(b, id)| (PyBytes::new(py, b), id)).collect())
+    }
+
     /// Settings, for `repr`, saving and the Python API.
     fn settings(&self) -> Settings {
         let v = &self.inner.vocab;

@@ -171,6 +171,53 @@ impl Tokenizer {
         Ok(ids)
     }
 
+    /// The (bytes, id) of every non-special token, for tiktoken: its ranks are the ids. tiktoken's rule
+    /// (a piece that is a token stays whole; any two parts whose concatenation is a token merge, lowest id
+    /// first) gives this tokenizer's ids when every token is what BPE makes of its own bytes under both rules;
+    /// a vocabulary where that fails for some token is refused, naming it.
+    pub fn tiktoken_ranks(&self) -> Result<Vec<(&[u8], u32)>> {
+        let v = &self.vocab;
+        if v.byte_ids().is_none() || self.lowercase || self.pretokenizer.pattern.drops_whitespace() {
+            return Err(Error::value(
+                "tiktoken holds byte-level BPE without normalisation: this tokenizer is char-level, has word \
+                 markers, lowercases, or drops whitespace"
+                    .to_string(),
+            ));
+        }
+        if v.rank_by_bytes {
+            return Ok(v
+                .tokens
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !t.special)
+                .map(|(i, t)| (&t.bytes[..], i as u32))
+                .collect());
+        }
+        let ours = crate::encode::piece_encoder(v).expect("byte-level");
+        let mut as_tiktoken = v.clone();
+        as_tiktoken.rank_by_bytes = true;
+        let theirs = crate::encode::piece_encoder(&as_tiktoken).expect("byte-level");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (id, token) in v.tokens.iter().enumerate() {
+            if token.special || token.bytes.len() < 2 {
+                continue;
+            }
+            a.clear();
+            b.clear();
+            ours.split_below(&token.bytes, u32::MAX, &mut a);
+            theirs.split_below(&token.bytes, id as u32, &mut b);
+            if a != [id as u32] || b.len() != 2 {
+                return Err(Error::value(format!(
+                    "token {id} ({}) is not what BPE makes of its own bytes, so tiktoken (which keeps such a piece \
+                     whole, and merges by rank) would give other ids than this tokenizer; this happens when a \
+                     merge recreates an existing token",
+                    py_repr(&token.display)
+                )));
+            }
+        }
+        Ok(v.tokens.iter().enumerate().filter(|(_, t)| !t.special).map(|(i, t)| (&t.bytes[..], i as u32)).collect())
+    }
+
     /// Number of tokens of `text` (as `encode(text).len()`, without keeping the ids).
     pub fn count(&self, text: &str, policy: &SpecialPolicy) -> Result<usize> {
         // Splitting and merging dominate; keeping ids in a reused buffer costs little, so count = encode's length.

@@ -206,3 +206,26 @@ def test_encode_bytes_round_trips_any_bytes(encodings, data):
     except UnicodeDecodeError:
         return
     assert ids == enc.encode_ordinary(text)
+
+
+def test_export_to_tiktoken(encodings, shared_data, tmp_path, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # no copies of our files in tiktoken's cache
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    text = (shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")
+    # A tokenizer trained here, and one loaded from tiktoken: both round-trip through tiktoken with equal ids.
+    trained = bytepair.train([text], 2000, special_tokens=["<|endoftext|>"])
+    loaded, _ = encodings["cl100k_base"]
+    for tok in (trained, loaded):
+        enc = tok.to_tiktoken()
+        sample = text[:100_000] + "<|endoftext|> naïve 🎉"
+        assert enc.encode(sample, allowed_special="all") == tok.encode(sample, allowed_special="all")
+        path = tmp_path / f"{id(tok)}.tiktoken"  # tiktoken caches files by path: one name per file
+        tok.save_tiktoken(path)
+        ranks = load_tiktoken_bpe(str(path))
+        assert ranks == dict(tok._core.tiktoken_ranks())
+        reloaded = tiktoken.Encoding("x", pat_str=enc._pat_str, mergeable_ranks=ranks, special_tokens=enc._special_tokens)
+        assert reloaded.encode_ordinary(sample) == tok.encode_ordinary(sample)
+    with pytest.raises(ValueError, match="byte-level"):
+        bytepair.train(["abc abd"] * 3, 8, mode="char").to_tiktoken()

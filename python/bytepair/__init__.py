@@ -249,6 +249,29 @@ class Tokenizer:
             raise TypeError(f"special_tokens must be a list of strings; write [{special_tokens!r}]")
         return cls(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
 
+    def save_tiktoken(self, path: PathLike) -> None:
+        """Writes a tiktoken rank file (base64 token and id per line; special tokens are not in it — pass them
+        to tiktoken yourself, see `to_tiktoken`). tiktoken loaded with it gives this tokenizer's ids; a
+        vocabulary for which tiktoken's rule would differ is refused with ValueError."""
+        import base64
+
+        lines = [base64.b64encode(b).decode("ascii") + f" {i}\n" for b, i in self._core.tiktoken_ranks()]
+        p = Path(path)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text("".join(lines), encoding="ascii")
+        os.replace(tmp, p)
+
+    def to_tiktoken(self, name: str = "bytepair"):
+        """A `tiktoken.Encoding` with this tokenizer's pattern, ranks and special tokens (needs tiktoken)."""
+        import tiktoken
+
+        pattern = self._core.pattern_regex()
+        if pattern is None:
+            raise ValueError("tiktoken needs a pre-tokenization pattern; this tokenizer has none (pattern=None)")
+        ranks = dict(self._core.tiktoken_ranks())
+        specials = {s: self._ids[s] for s in self._specials}
+        return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+
     def tokenize(
         self,
         text: str,
