@@ -38,7 +38,7 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 	touch $@
 
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
-	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2"
+	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers
 	touch $@
 
 # The peers the benchmark compares with (and its chart); only the benchmark needs them, not the tests.

@@ -399,6 +399,11 @@ impl CoreTokenizer {
         self.inner.specials.tokens().to_vec()
     }
 
+    /// Whether the vocabulary follows tiktoken's merge rule (loaded from a rank file).
+    fn rank_by_bytes(&self) -> bool {
+        self.inner.vocab.rank_by_bytes
+    }
+
     /// The pre-tokenizer's regex (None: no split).
     fn pattern_regex(&self) -> Option<String> {
         self.inner.pretokenizer.pattern.regex_source().map(String::from)

@@ -229,3 +229,29 @@ def test_export_to_tiktoken(encodings, shared_data, tmp_path, monkeypatch):
         assert reloaded.encode_ordinary(sample) == tok.encode_ordinary(sample)
     with pytest.raises(ValueError, match="byte-level"):
         bytepair.train(["abc abd"] * 3, 8, mode="char").to_tiktoken()
+
+
+@pytest.mark.parametrize("which", ["trained", "trained_o200k", "gpt2", "r50k_base", "cl100k_base", "o200k_base"])
+def test_export_to_hf_tokenizer_json(encodings, shared_data, tmp_path, which):
+    import tokenizers
+
+    text = (shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")
+    if which == "trained":
+        tok = bytepair.train([text], 1500, special_tokens=["<|endoftext|>"])
+    elif which == "trained_o200k":
+        tok = bytepair.train([text], 1500, pattern="o200k", lowercase=True)
+    elif which == "gpt2":
+        tok = bytepair.get_encoding("gpt2", shared_data)
+    else:
+        tok = encodings[which][0]
+    tok.save_hf(tmp_path / "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    samples = [text[:50_000], "<|endoftext|> naïve café 🎉 1234567 \n\n  x", "ſome 'S words, Tab\there"]
+    for path in sorted((shared_data / "multilingual").rglob("*.txt"))[:6]:
+        samples.append(path.read_text(encoding="utf-8")[:5_000])
+    for sample in samples:
+        assert hf.encode(sample, add_special_tokens=False).ids == tok.encode(sample, allowed_special="all")
+    if which == "cl100k_base":
+        import transformers  # a test dependency
+        fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
+        assert fast.encode(samples[1], add_special_tokens=False) == tok.encode(samples[1], allowed_special="all")

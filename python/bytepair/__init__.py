@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import glob as _glob
+import json
+import re
 import operator
 import os
 import sys
@@ -248,6 +250,52 @@ class Tokenizer:
         if isinstance(special_tokens, str):
             raise TypeError(f"special_tokens must be a list of strings; write [{special_tokens!r}]")
         return cls(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
+
+    def save_hf(self, path: PathLike) -> None:
+        """Writes a HF `tokenizer.json` (byte-level BPE) that `tokenizers.Tokenizer.from_file` and
+        `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, encoding to this tokenizer's ids
+        (special tokens become HF added tokens, which HF matches anywhere in the text: compare with
+        `encode(text, allowed_special="all")`). Char-level tokenizers are not supported yet (ValueError)."""
+        settings = self.settings
+        if settings["mode"] != "byte" or settings["continuing_subword_prefix"] or settings["end_of_word_suffix"]:
+            raise ValueError("save_hf writes byte-level BPE; this tokenizer is char-level or has word markers")
+        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+        pattern = settings["pattern"]
+        if pattern == "gpt2":
+            pre_tokenizer = {**byte_level, "use_regex": True}
+        elif pattern is None:
+            pre_tokenizer = byte_level
+        elif pattern == "whitespace":  # HF's Whitespace pre-tokenizer is the same \w+|[^\w\s]+, dropping spaces
+            pre_tokenizer = {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, byte_level]}
+        else:
+            # HF's regex engine (Oniguruma syntax) reads "{1,3}+" as a repetition, not as possessive; in
+            # cl100k/o200k possessiveness changes nothing, so it is dropped there.
+            regex = re.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", self._core.pattern_regex())
+            split = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+            pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
+        specials = [{"id": self._ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                     "normalized": False, "special": True} for t in self._specials]
+        model = {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            # tiktoken vocabularies keep a piece that is a token whole, as HF's ignore_merges does.
+            "ignore_merges": bool(self._core.rank_by_bytes()),
+            "vocab": {s: i for i, s in enumerate(self._strings) if s},  # special tokens too, as HF keeps them
+            "merges": [list(m) for m in self.merges],
+        }
+        document = {
+            "version": "1.0", "truncation": None, "padding": None, "added_tokens": specials,
+            "normalizer": {"type": "Lowercase"} if settings["lowercase"] else None,
+            "pre_tokenizer": pre_tokenizer,
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                               "use_regex": False},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            "model": model,
+        }
+        p = Path(path)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, p)
 
     def save_tiktoken(self, path: PathLike) -> None:
         """Writes a tiktoken rank file (base64 token and id per line; special tokens are not in it — pass them
