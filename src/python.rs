@@ -348,6 +348,35 @@ impl CoreTokenizer {
         })
     }
 
+    /// A tokenizer from the parts of a HF `tokenizer.json` (byte-level BPE): vocab, merges ("left right"),
+    /// special tokens, whether a piece that is a token stays whole (`ignore_merges`).
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_hf_parts(
+        py: Python<'_>,
+        source: String,
+        vocab: Vec<(String, u32)>,
+        merges: Vec<String>,
+        specials: Vec<String>,
+        pattern: Option<&str>,
+        lowercase: bool,
+        ignore_merges: bool,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| {
+            guarded(|| {
+                let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
+                let lines: Vec<(usize, &str)> = merges.iter().enumerate().map(|(i, m)| (i + 1, m.as_str())).collect();
+                let mut vocab =
+                    crate::formats::existing::vocab_from_parts(&source, &entries, &source, &lines, &specials)?;
+                vocab.whole_pieces = ignore_merges;
+                let mut names = specials.clone();
+                names.sort_by_key(|s| vocab.by_display[s]);
+                Tokenizer::new(vocab, pattern, lowercase, &names).map(|inner| CoreTokenizer { inner })
+            })
+        })
+    }
+
     /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.
     #[staticmethod]
     fn from_gpt2(

@@ -148,6 +148,8 @@ pub struct Vocab {
     /// tiktoken's rule: any two adjacent parts whose concatenation is a token may merge (lowest rank first);
     /// otherwise only the listed merges.
     pub rank_by_bytes: bool,
+    /// HF's `ignore_merges`: a piece that is a token is that token, whatever the merges would make of it.
+    pub whole_pieces: bool,
 }
 
 impl SymbolStyle {
@@ -234,6 +236,7 @@ impl Vocab {
             byte_ids: None,
             explicit_ids: false,
             rank_by_bytes: false,
+            whole_pieces: false,
         };
         for s in specials {
             if vocab.by_display.contains_key(s) {

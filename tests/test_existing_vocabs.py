@@ -249,9 +249,32 @@ def test_export_to_hf_tokenizer_json(encodings, shared_data, tmp_path, which):
     samples = [text[:50_000], "<|endoftext|> naïve café 🎉 1234567 \n\n  x", "ſome 'S words, Tab\there"]
     for path in sorted((shared_data / "multilingual").rglob("*.txt"))[:6]:
         samples.append(path.read_text(encoding="utf-8")[:5_000])
+    again = bytepair.Tokenizer.from_hf(tmp_path / "tokenizer.json")
     for sample in samples:
-        assert hf.encode(sample, add_special_tokens=False).ids == tok.encode(sample, allowed_special="all")
+        want = tok.encode(sample, allowed_special="all")
+        assert hf.encode(sample, add_special_tokens=False).ids == want
+        assert again.encode(sample, allowed_special="all") == want
     if which == "cl100k_base":
         import transformers  # a test dependency
         fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
         assert fast.encode(samples[1], add_special_tokens=False) == tok.encode(samples[1], allowed_special="all")
+
+
+def test_from_hf_reads_the_gpt2_tokenizer_json(shared_data, encodings):
+    import tokenizers
+
+    path = shared_data / "gpt2/tokenizer.json"
+    tok = bytepair.Tokenizer.from_hf(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for label, text in shared_texts(shared_data)[:10]:
+        assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids, label
+
+
+def test_from_hf_names_what_it_does_not_support(tmp_path):
+    doc = {"model": {"type": "WordPiece", "vocab": {}}, "pre_tokenizer": None, "normalizer": None}
+    (tmp_path / "wp.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="model type 'WordPiece' is not supported"):
+        bytepair.Tokenizer.from_hf(tmp_path / "wp.json")
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a valid tokenizer.json"):
+        bytepair.Tokenizer.from_hf(tmp_path / "broken.json")

@@ -268,9 +268,7 @@ class Tokenizer:
         elif pattern == "whitespace":  # HF's Whitespace pre-tokenizer is the same \w+|[^\w\s]+, dropping spaces
             pre_tokenizer = {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, byte_level]}
         else:
-            # HF's regex engine (Oniguruma syntax) reads "{1,3}+" as a repetition, not as possessive; in
-            # cl100k/o200k possessiveness changes nothing, so it is dropped there.
-            regex = re.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", self._core.pattern_regex())
+            regex = _hf_regex(self._core.pattern_regex())
             split = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
             pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
         specials = [{"id": self._ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
@@ -319,6 +317,62 @@ class Tokenizer:
         ranks = dict(self._core.tiktoken_ranks())
         specials = {s: self._ids[s] for s in self._specials}
         return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+
+    @classmethod
+    def from_hf(cls, tokenizer_json: PathLike) -> Tokenizer:
+        """A tokenizer from a HF `tokenizer.json` holding a byte-level BPE model (ByteLevel pre-tokenizer, or a
+        Split regex followed by ByteLevel; optional Lowercase normaliser); ids equal HF's. Added tokens become
+        special tokens (HF matches them anywhere: compare with `encode(text, allowed_special="all")`).
+        Anything else (char-level BPE, WordPiece, Unigram, other normalisers) raises ValueError naming it."""
+        p = os.fspath(tokenizer_json)
+        if not os.path.isfile(p):
+            raise FileNotFoundError(f"no such file: {p!r}")
+        try:
+            with open(p, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{p!r} is not a valid tokenizer.json: {e}") from None
+
+        def unsupported(what: str) -> ValueError:
+            return ValueError(f"{p!r}: {what} is not supported (bytepair reads byte-level BPE tokenizer.json files)")
+
+        model = doc.get("model") or {}
+        if model.get("type") != "BPE":
+            raise unsupported(f"model type {model.get('type')!r}")
+        for key in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token", "dropout"):
+            if model.get(key):
+                raise unsupported(f"model.{key}={model[key]!r}")
+        normalizer = doc.get("normalizer")
+        lowercase = normalizer == {"type": "Lowercase"}
+        if normalizer is not None and not lowercase:
+            raise unsupported(f"normalizer {normalizer.get('type')!r}")
+        pre = doc.get("pre_tokenizer") or {}
+        steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+        if not steps or steps[-1].get("type") != "ByteLevel" or steps[-1].get("add_prefix_space"):
+            raise unsupported(f"pre-tokenizer {pre.get('type')!r} (need ByteLevel without add_prefix_space)")
+        if len(steps) == 1:
+            pattern = "gpt2" if steps[0].get("use_regex", True) else None
+        elif len(steps) == 2 and steps[0].get("type") == "Split" and "Regex" in steps[0].get("pattern", {}) \
+                and steps[0].get("behavior") == "Isolated" and not steps[0].get("invert"):
+            from . import reference
+
+            regex = steps[0]["pattern"]["Regex"]
+            # Our own export drops "{1,3}+"'s possessive mark (see save_hf); both forms name the pattern.
+            known = {form: name for name, source in reference.PATTERNS.items()
+                     for form in (source, _hf_regex(source))}
+            pattern = known.get(regex, regex)
+        elif len(steps) == 2 and steps[0].get("type") == "Whitespace":
+            pattern = "whitespace"
+        else:
+            raise unsupported(f"pre-tokenizer sequence {[s.get('type') for s in steps]!r}")
+        merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges", [])]
+        specials = [t["content"] for t in doc.get("added_tokens", [])]
+        vocab = dict(model.get("vocab", {}))
+        for t in doc.get("added_tokens", []):
+            vocab.setdefault(t["content"], t["id"])
+        core = _core.CoreTokenizer.from_hf_parts(p, list(vocab.items()), merges, specials, pattern, lowercase,
+                                                 bool(model.get("ignore_merges")))
+        return cls(core)
 
     def tokenize(
         self,
@@ -469,6 +523,12 @@ class Tokenizer:
             raise ValueError(f"{name} names {sorted(unknown)!r}, which are not special tokens of this tokenizer "
                              f"(its special tokens: {self._specials!r})")
         return [s in chosen for s in self._specials]
+
+
+def _hf_regex(regex: str) -> str:
+    """A pattern in the form HF's regex engine reads the same way: Oniguruma takes "{1,3}+" for a repeated
+    repetition, not a possessive one; in cl100k/o200k possessiveness changes nothing, so the mark is dropped."""
+    return re.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", regex)
 
 
 # Name → (file names, pattern, special tokens) of tiktoken's encodings.

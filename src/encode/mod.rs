@@ -32,7 +32,7 @@ pub fn piece_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
         return Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, true));
     }
     let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
-    Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, false))
+    Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, vocab.whole_pieces))
 }
 
 /// Merges `symbols` in place by rank.

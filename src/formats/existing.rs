@@ -73,6 +73,7 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
         byte_ids: None,
         explicit_ids: true,
         rank_by_bytes: false,
+        whole_pieces: false,
     };
     for (bytes, id) in tokens {
         let display = bytes_to_display(&bytes);
@@ -147,9 +148,27 @@ pub fn vocab_from_gpt2(vocab_path: &str, merges_path: &str, special_tokens: &[St
             e.line()
         ))
     })?;
+    let text = read(merges_path)?;
+    let merges: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with("#version") && !line.trim().is_empty())
+        .map(|(i, line)| (i + 1, line))
+        .collect();
+    vocab_from_parts(vocab_path, &entries, merges_path, &merges, special_tokens)
+}
+
+/// The same from parts already read: token → id, and the merges as (line number, "left right").
+pub fn vocab_from_parts(
+    vocab_source: &str,
+    entries: &std::collections::BTreeMap<String, u32>,
+    merges_source: &str,
+    merges: &[(usize, &str)],
+    special_tokens: &[String],
+) -> Result<Vocab> {
     let mut tokens = Vec::with_capacity(entries.len());
     let mut specials = Vec::new();
-    for (display, id) in &entries {
+    for (display, id) in entries {
         if special_tokens.contains(display) {
             specials.push((display.clone(), *id));
             continue;
@@ -159,7 +178,7 @@ pub fn vocab_from_gpt2(vocab_path: &str, merges_path: &str, special_tokens: &[St
             return Err(Error::value(format!(
                 "{}: token {} is not in GPT-2's byte-level form (and is not listed in special_tokens); this \
                  loader reads byte-level BPE vocabularies — pass it in special_tokens if it is one",
-                py_repr(vocab_path),
+                py_repr(vocab_source),
                 py_repr(display)
             )));
         };
@@ -170,30 +189,24 @@ pub fn vocab_from_gpt2(vocab_path: &str, merges_path: &str, special_tokens: &[St
             return Err(Error::value(format!(
                 "special token {} is not in {}: its id is unknown",
                 py_repr(s),
-                py_repr(vocab_path)
+                py_repr(vocab_source)
             )));
         }
     }
-    let mut vocab = layout(vocab_path, tokens, &specials)?;
-    let text = read(merges_path)?;
-    for (i, line) in text.lines().enumerate() {
-        if line.starts_with("#version") || line.trim().is_empty() {
-            continue;
-        }
+    let mut vocab = layout(vocab_source, tokens, &specials)?;
+    for &(line_number, line) in merges {
         let mut parts = line.split(' ');
         let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) else {
             return Err(bad(
-                merges_path,
-                i + 1,
+                merges_source,
+                line_number,
                 format!("expected two tokens separated by a space, got {}", py_repr(line)),
             ));
         };
         let id_of = |s: &str| {
-            vocab
-                .by_display
-                .get(s)
-                .copied()
-                .ok_or_else(|| bad(merges_path, i + 1, format!("{} is not in {}", py_repr(s), py_repr(vocab_path))))
+            vocab.by_display.get(s).copied().ok_or_else(|| {
+                bad(merges_source, line_number, format!("{} is not in {}", py_repr(s), py_repr(vocab_source)))
+            })
         };
         let (left, right) = (id_of(a)?, id_of(b)?);
         let result = id_of(&format!("{a}{b}"))?;

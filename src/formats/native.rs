@@ -73,7 +73,11 @@ pub fn to_string(tok: &Tokenizer) -> String {
         // A vocabulary loaded from tiktoken / GPT-2 files keeps its ids: every token is listed at its id.
         let ids: Vec<String> = tok.specials.tokens().iter().map(|s| v.by_display[s].to_string()).collect();
         out.push_str(&format!("  \"special_token_ids\": [{}],\n", ids.join(", ")));
-        let rule = if v.rank_by_bytes { "tiktoken" } else { "merges" };
+        let rule = match (v.rank_by_bytes, v.whole_pieces) {
+            (true, _) => "tiktoken",
+            (false, true) => "whole_pieces_then_merges",
+            (false, false) => "merges",
+        };
         out.push_str(&format!("  \"merge_rule\": {},\n", json(rule)));
         out.push_str("  \"tokens\": [");
         for (i, token) in v.tokens.iter().enumerate() {
@@ -222,7 +226,7 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
     }
     let vocab = match file.merge_rule.as_deref() {
         Some("tiktoken") => crate::formats::existing::vocab_from_tiktoken(source, entries, &specials)?,
-        Some("merges") => {
+        Some(rule @ ("merges" | "whole_pieces_then_merges")) => {
             let mut vocab = crate::formats::existing::layout(source, entries, &specials)?;
             for (i, merge) in file.merges.iter().enumerate() {
                 let (Some(Value::String(a)), Some(Value::String(b))) = (merge.first(), merge.get(1)) else {
@@ -242,9 +246,14 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
                 vocab.merges.push(crate::vocab::Merge { left, right, result });
                 vocab.merge_rank.insert((left, right), (rank, result));
             }
+            vocab.whole_pieces = rule == "whole_pieces_then_merges";
             vocab
         }
-        _ => return Err(Error::value("\"merge_rule\" must be \"tiktoken\" or \"merges\"".to_string())),
+        _ => {
+            return Err(Error::value(
+                "\"merge_rule\" must be \"tiktoken\", \"merges\" or \"whole_pieces_then_merges\"".to_string(),
+            ));
+        }
     };
     Tokenizer::new(vocab, pattern, file.lowercase, &file.special_tokens)
 }
