@@ -6,8 +6,8 @@ whitespace from the first 20 MB of the Gutenberg corpus), multilingual (every fi
 encodings gpt2, cl100k_base and o200k_base (r50k_base, p50k_base on request); one thread and two threads. Plus
 the worst cases: 10 MB in one piece ("a" * 10M, random ASCII letters, random digits) for gpt2 and cl100k.
 
-    python bench/encode.py                   # everything (~30 min and more on 2 cores) -> bench/results/
-    python bench/encode.py --quick           # 1 MB of English only, every encoding and library
+    python bench/encode.py                   # everything (~10 min on 2 cores) -> bench/results/
+    python bench/encode.py --quick           # 1 MB of English only, every encoding and library (~1 min)
     python bench/encode.py --case worst      # one case (repeatable): english, multilingual, code, worst
     python bench/encode.py --only tiktoken   # only these libraries (repeatable, or comma-separated): bytepair,
                                              #   bytepair-batch, tiktoken, hf, tokie, rs-bpe, bpe-openai, kitoken
