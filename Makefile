@@ -1,7 +1,7 @@
 # bytepair — the two commands for a fresh machine:
 #   make demo   set up .venv, build the release extension, train on the Python stdlib sources, show the result
 #   make test   set up .venv with the test dependencies, build, run cargo test and pytest
-# and: make build (just the extension into .venv), make bench, make clean.
+# and: make build (just the extension into .venv), make bench (training), make bench-encode (encoding), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -14,7 +14,7 @@ BENCH_DEPS := $(VENV)/.bench-deps
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test build bench clean rust-test py-test
+.PHONY: demo test build bench bench-encode clean rust-test py-test
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
@@ -29,6 +29,10 @@ build: $(BUILT)
 bench: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/train.py $(BENCH_ARGS)
 
+# make bench-encode ENCODE_ARGS=--quick (or --case worst, --only tiktoken, --encoding gpt2, ...): see bench/encode.py.
+bench-encode: $(BUILT) $(BENCH_DEPS)
+	$(PY) bench/encode.py $(ENCODE_ARGS)
+
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 
@@ -41,9 +45,11 @@ $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers
 	touch $@
 
-# The peers the benchmark compares with (and its chart); only the benchmark needs them, not the tests.
-$(BENCH_DEPS): pyproject.toml | $(VENV)/bin/activate
-	$(PY) -m pip install --quiet "tokenizers>=0.15" "sentencepiece>=0.2" "rustbpe>=0.1" "bpeasy>=0.1.6" matplotlib
+# The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.
+# Training: tokenizers, sentencepiece, rustbpe, bpeasy. Encoding: tiktoken, tokenizers, tokie, rs-bpe, bpe-openai, kitoken.
+$(BENCH_DEPS): pyproject.toml Makefile | $(VENV)/bin/activate
+	$(PY) -m pip install --quiet "tokenizers>=0.15" "sentencepiece>=0.2" "rustbpe>=0.1" "bpeasy>=0.1.6" matplotlib \
+		"tiktoken>=0.7" "tokie>=0.1.4" "rs-bpe>=0.1" "bpe-openai>=0.1.4" "kitoken>=0.11"
 	touch $@
 
 # maturin develop builds the release extension and installs it (editable) into .venv.
