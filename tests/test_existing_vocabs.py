@@ -100,9 +100,15 @@ def test_random_text_equals_tiktoken(encodings, text):
 
 
 def test_long_unsplittable_pieces(encodings):
-    tok, enc = encodings["cl100k_base"]
-    for text in ["a" * 100_000, "x" * 30_000 + "y" * 30_000, "🎉" * 20_000]:
-        assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    import random
+
+    rng = random.Random(5)
+    letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(200_000))
+    digits = "".join(rng.choice("0123456789") for _ in range(200_000))
+    for name in ("cl100k_base", "r50k_base", "o200k_base"):
+        tok, enc = encodings[name]
+        for text in ["a" * 100_000, "x" * 30_000 + "y" * 30_000, "🎉" * 20_000, letters, digits, "ab" * 50_000]:
+            assert tok.encode_ordinary(text) == enc.encode_ordinary(text), (name, text[:10])
 
 
 def test_batch_count_and_threads(encodings, shared_data):

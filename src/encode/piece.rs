@@ -28,6 +28,9 @@ use rustc_hash::FxHashMap;
 const NONE: u32 = u32::MAX;
 /// Pieces with more symbols than this merge with the heap.
 const LINEAR_LIMIT: usize = 48;
+/// Pieces with more symbols than this merge with buckets by rank (a heap of millions of entries is
+/// bound by cache misses: "a" × 10⁷ took 4 s).
+const HEAP_LIMIT: usize = 4096;
 
 #[derive(Clone, Debug)]
 pub struct PieceEncoder {
@@ -98,6 +101,8 @@ const FRONT_SLOTS: usize = 4096;
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
+/// Longest piece the cache remembers (words repeat; a 10 MB run of one letter need not stay in memory).
+const CACHED_PIECE_LIMIT: usize = 256;
 /// Most pieces a thread's cache remembers before it starts afresh.
 const CACHE_LIMIT: usize = 1 << 16;
 
@@ -214,10 +219,12 @@ impl PieceEncoder {
         }
         let start = out.len();
         self.merge_bytes(piece, NONE, scratch, out)?;
-        if scratch.cache.len() >= CACHE_LIMIT {
-            scratch.cache.clear();
+        if piece.len() <= CACHED_PIECE_LIMIT {
+            if scratch.cache.len() >= CACHE_LIMIT {
+                scratch.cache.clear();
+            }
+            scratch.cache.insert(piece.into(), out[start..].into());
         }
-        scratch.cache.insert(piece.into(), out[start..].into());
         Ok(())
     }
 
@@ -268,8 +275,10 @@ impl PieceEncoder {
         }
         if piece.len() <= LINEAR_LIMIT {
             self.merge_linear(out, start, limit);
-        } else {
+        } else if piece.len() <= HEAP_LIMIT {
             self.merge_heap(out, start, limit, scratch);
+        } else {
+            self.merge_buckets(out, start, limit, scratch);
         }
         Ok(())
     }
@@ -305,6 +314,97 @@ impl PieceEncoder {
             } else {
                 ranks[best] = (NONE, NONE);
             }
+        }
+    }
+
+    /// The heap's order — lowest rank first, leftmost first among equals — with one bucket of positions per
+    /// rank, sorted when its turn comes, and a small heap of the ranks that have a bucket. A merge can make a
+    /// pair of lower rank than the one being merged (tiktoken vocabularies allow it); then the rest of the
+    /// bucket waits and the lower rank goes first, exactly as the heap would do it.
+    fn merge_buckets(&self, ids: &mut Vec<u32>, start: usize, limit: u32, scratch: &mut Scratch) {
+        let n = ids.len() - start;
+        let symbols = &mut scratch.symbols;
+        symbols.clear();
+        for i in 0..n {
+            symbols.push(Symbol {
+                id: ids[start + i],
+                prev: if i == 0 { NONE } else { i as u32 - 1 },
+                next: if i + 1 == n { NONE } else { i as u32 + 1 },
+            });
+        }
+        // Buckets indexed by rank (ranks are below the vocabulary size).
+        let mut buckets: Vec<Vec<u32>> = Vec::new();
+        let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+        let add = |buckets: &mut Vec<Vec<u32>>, ranks: &mut BinaryHeap<Reverse<u32>>, rank: u32, pos| {
+            if buckets.len() <= rank as usize {
+                buckets.resize_with(rank as usize + 1, Vec::new);
+            }
+            let bucket = &mut buckets[rank as usize];
+            if bucket.is_empty() {
+                ranks.push(Reverse(rank));
+            }
+            bucket.push(pos);
+        };
+        for i in 0..n - 1 {
+            let (rank, _) = self.rank(symbols[i].id, symbols[i + 1].id, limit);
+            if rank != NONE {
+                add(&mut buckets, &mut ranks, rank, i as u32);
+            }
+        }
+        while let Some(Reverse(rank)) = ranks.pop() {
+            let mut positions = std::mem::take(&mut buckets[rank as usize]);
+            if positions.is_empty() {
+                continue;
+            }
+            positions.sort_unstable();
+            positions.dedup();
+            let mut done = 0;
+            let mut interrupted = false;
+            while done < positions.len() && !interrupted {
+                let pos = positions[done];
+                done += 1;
+                let left = symbols[pos as usize];
+                if left.id == NONE || left.next == NONE {
+                    continue;
+                }
+                let right = symbols[left.next as usize];
+                let (live_rank, result) = self.rank(left.id, right.id, limit);
+                if live_rank != rank {
+                    continue;
+                }
+                symbols[pos as usize].id = result;
+                symbols[pos as usize].next = right.next;
+                symbols[left.next as usize].id = NONE;
+                let mut new_pairs = [(NONE, NONE); 2];
+                if right.next != NONE {
+                    symbols[right.next as usize].prev = pos;
+                    new_pairs[0] = (self.rank(result, symbols[right.next as usize].id, limit).0, pos);
+                }
+                if left.prev != NONE {
+                    new_pairs[1] = (self.rank(symbols[left.prev as usize].id, result, limit).0, left.prev);
+                }
+                for (r, p) in new_pairs {
+                    if r != NONE {
+                        add(&mut buckets, &mut ranks, r, p);
+                        interrupted |= r < rank;
+                    }
+                }
+            }
+            if done < positions.len() {
+                // A lower rank appeared: it goes first; the rest of this bucket waits its turn again.
+                let rest = positions.split_off(done);
+                let bucket = &mut buckets[rank as usize];
+                if bucket.is_empty() {
+                    ranks.push(Reverse(rank));
+                }
+                bucket.extend(rest);
+            }
+        }
+        ids.truncate(start);
+        let mut i = 0u32;
+        while i != NONE {
+            ids.push(symbols[i as usize].id);
+            i = symbols[i as usize].next;
         }
     }
 
@@ -404,6 +504,9 @@ mod tests {
                 .collect();
             let mut by_heap = Vec::new();
             e.merge_heap_for_test(&piece, &mut by_heap);
+            let mut by_buckets: Vec<u32> = piece.iter().map(|&b| e.byte_ids[b as usize]).collect();
+            e.merge_buckets(&mut by_buckets, 0, NONE, &mut Scratch::default());
+            assert_eq!(by_buckets, by_heap, "length {len}");
             // Linear merging of the same piece, chunk-free: run the linear algorithm on a Vec directly.
             let mut linear: Vec<u32> = piece.iter().map(|&b| e.byte_ids[b as usize]).collect();
             e.merge_linear_unbounded(&mut linear);
