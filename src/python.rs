@@ -258,17 +258,22 @@ impl CoreTokenizer {
         threads: usize,
     ) -> PyResult<Vec<Vec<u32>>> {
         use rayon::prelude::*;
-        let n = self.inner.specials.tokens().len();
-        if allowed.len() != n || disallowed.len() != n {
-            return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
-        }
-        let policy = SpecialPolicy { allowed, disallowed };
+        let policy = self.policy(allowed, disallowed)?;
         py.detach(|| {
             guarded(|| {
                 let pool = encoding_pool(threads)?;
                 pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect())
             })
         })
+    }
+
+    /// Which special tokens may be produced / are errors, one flag per special token.
+    fn policy(&self, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<SpecialPolicy> {
+        let n = self.inner.specials.tokens().len();
+        if allowed.len() != n || disallowed.len() != n {
+            return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
+        }
+        Ok(SpecialPolicy { allowed, disallowed })
     }
 
     /// `ids` as a Python list of ints.
@@ -293,11 +298,7 @@ impl CoreTokenizer {
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let n = self.inner.specials.tokens().len();
-        if allowed.len() != n || disallowed.len() != n {
-            return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
-        }
-        let policy = SpecialPolicy { allowed, disallowed };
+        let policy = self.policy(allowed, disallowed)?;
         let ids = py.detach(|| guarded(|| self.inner.encode(text, &policy)))?;
         self.id_list(py, &ids)
     }
@@ -346,7 +347,7 @@ impl CoreTokenizer {
         disallowed: Vec<bool>,
         chars: bool,
     ) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
-        let policy = SpecialPolicy { allowed, disallowed };
+        let policy = self.policy(allowed, disallowed)?;
         py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))
     }
 
@@ -358,13 +359,13 @@ impl CoreTokenizer {
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
     ) -> PyResult<Vec<u32>> {
-        let policy = SpecialPolicy { allowed, disallowed };
+        let policy = self.policy(allowed, disallowed)?;
         py.detach(|| guarded(|| self.inner.encode_bytes(&data, &policy)))
     }
 
     /// Number of tokens of a text.
     fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
-        let policy = SpecialPolicy { allowed, disallowed };
+        let policy = self.policy(allowed, disallowed)?;
         py.detach(|| guarded(|| self.inner.count(text, &policy)))
     }
 

@@ -324,14 +324,7 @@ impl PieceEncoder {
     fn merge_buckets(&self, ids: &mut Vec<u32>, start: usize, limit: u32, scratch: &mut Scratch) {
         let n = ids.len() - start;
         let symbols = &mut scratch.symbols;
-        symbols.clear();
-        for i in 0..n {
-            symbols.push(Symbol {
-                id: ids[start + i],
-                prev: if i == 0 { NONE } else { i as u32 - 1 },
-                next: if i + 1 == n { NONE } else { i as u32 + 1 },
-            });
-        }
+        link(symbols, &ids[start..]);
         // Buckets indexed by rank (ranks are below the vocabulary size).
         let mut buckets: Vec<Vec<u32>> = Vec::new();
         let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
@@ -363,26 +356,7 @@ impl PieceEncoder {
             while done < positions.len() && !interrupted {
                 let pos = positions[done];
                 done += 1;
-                let left = symbols[pos as usize];
-                if left.id == NONE || left.next == NONE {
-                    continue;
-                }
-                let right = symbols[left.next as usize];
-                let (live_rank, result) = self.rank(left.id, right.id, limit);
-                if live_rank != rank {
-                    continue;
-                }
-                symbols[pos as usize].id = result;
-                symbols[pos as usize].next = right.next;
-                symbols[left.next as usize].id = NONE;
-                let mut new_pairs = [(NONE, NONE); 2];
-                if right.next != NONE {
-                    symbols[right.next as usize].prev = pos;
-                    new_pairs[0] = (self.rank(result, symbols[right.next as usize].id, limit).0, pos);
-                }
-                if left.prev != NONE {
-                    new_pairs[1] = (self.rank(symbols[left.prev as usize].id, result, limit).0, left.prev);
-                }
+                let Some(new_pairs) = self.merge_at(symbols, pos, rank, limit) else { continue };
                 for (r, p) in new_pairs {
                     if r != NONE {
                         add(&mut buckets, &mut ranks, r, p);
@@ -400,27 +374,43 @@ impl PieceEncoder {
                 bucket.extend(rest);
             }
         }
-        ids.truncate(start);
-        let mut i = 0u32;
-        while i != NONE {
-            ids.push(symbols[i as usize].id);
-            i = symbols[i as usize].next;
+        unlink(symbols, ids, start);
+    }
+
+    /// Merges the pair at `pos` if it is still there with this rank (entries go stale: the symbol was merged
+    /// away, or its pair changed since it was queued). Returns the two new pairs (rank, position; NONE rank
+    /// when there is none), or None if the entry was stale.
+    #[inline]
+    fn merge_at(&self, symbols: &mut [Symbol], pos: u32, rank: u32, limit: u32) -> Option<[(u32, u32); 2]> {
+        let left = symbols[pos as usize];
+        if left.id == NONE || left.next == NONE {
+            return None;
         }
+        let right = symbols[left.next as usize];
+        let (live_rank, result) = self.rank(left.id, right.id, limit);
+        if live_rank != rank {
+            return None;
+        }
+        symbols[pos as usize].id = result;
+        symbols[pos as usize].next = right.next;
+        symbols[left.next as usize].id = NONE;
+        let mut new_pairs = [(NONE, NONE); 2];
+        if right.next != NONE {
+            symbols[right.next as usize].prev = pos;
+            new_pairs[0] = (self.rank(result, symbols[right.next as usize].id, limit).0, pos);
+        }
+        if left.prev != NONE {
+            new_pairs[1] = (self.rank(symbols[left.prev as usize].id, result, limit).0, left.prev);
+        }
+        Some(new_pairs)
     }
 
     /// The same, in O(n log n): a heap of (rank, position) over a linked list of symbols.
     fn merge_heap(&self, ids: &mut Vec<u32>, start: usize, limit: u32, scratch: &mut Scratch) {
         let n = ids.len() - start;
         let Scratch { symbols, heap, .. } = scratch;
-        symbols.clear();
+        link(symbols, &ids[start..]);
         heap.clear();
-        for i in 0..n {
-            symbols.push(Symbol {
-                id: ids[start + i],
-                prev: if i == 0 { NONE } else { i as u32 - 1 },
-                next: if i + 1 == n { NONE } else { i as u32 + 1 },
-            });
-        }
         for i in 0..n - 1 {
             let (rank, _) = self.rank(symbols[i].id, symbols[i + 1].id, limit);
             if rank != NONE {
@@ -428,39 +418,35 @@ impl PieceEncoder {
             }
         }
         while let Some(Reverse((rank, pos))) = heap.pop() {
-            let left = symbols[pos as usize];
-            // Stale entries: the symbol was merged away, or its pair changed since the push.
-            if left.id == NONE || left.next == NONE {
-                continue;
-            }
-            let right = symbols[left.next as usize];
-            let (live_rank, result) = self.rank(left.id, right.id, limit);
-            if live_rank != rank {
-                continue;
-            }
-            symbols[pos as usize].id = result;
-            symbols[pos as usize].next = right.next;
-            symbols[left.next as usize].id = NONE;
-            if right.next != NONE {
-                symbols[right.next as usize].prev = pos;
-                let (r, _) = self.rank(result, symbols[right.next as usize].id, limit);
+            let Some(new_pairs) = self.merge_at(symbols, pos, rank, limit) else { continue };
+            for (r, p) in new_pairs {
                 if r != NONE {
-                    heap.push(Reverse((r, pos)));
-                }
-            }
-            if left.prev != NONE {
-                let (r, _) = self.rank(symbols[left.prev as usize].id, result, limit);
-                if r != NONE {
-                    heap.push(Reverse((r, left.prev)));
+                    heap.push(Reverse((r, p)));
                 }
             }
         }
-        ids.truncate(start);
-        let mut i = 0u32;
-        while i != NONE {
-            ids.push(symbols[i as usize].id);
-            i = symbols[i as usize].next;
-        }
+        unlink(symbols, ids, start);
+    }
+}
+
+/// Lays `ids` out as a doubly linked list of symbols.
+fn link(symbols: &mut Vec<Symbol>, ids: &[u32]) {
+    let n = ids.len();
+    symbols.clear();
+    symbols.extend(ids.iter().enumerate().map(|(i, &id)| Symbol {
+        id,
+        prev: if i == 0 { NONE } else { i as u32 - 1 },
+        next: if i + 1 == n { NONE } else { i as u32 + 1 },
+    }));
+}
+
+/// Writes the symbols left after merging back into `ids[start..]`.
+fn unlink(symbols: &[Symbol], ids: &mut Vec<u32>, start: usize) {
+    ids.truncate(start);
+    let mut i = 0u32;
+    while i != NONE {
+        ids.push(symbols[i as usize].id);
+        i = symbols[i as usize].next;
     }
 }
 
