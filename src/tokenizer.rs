@@ -184,19 +184,12 @@ impl Tokenizer {
                     .to_string(),
             ));
         }
+        let ranks = || v.tokens.iter().enumerate().filter(|(_, t)| !t.special).map(|(i, t)| (&t.bytes[..], i as u32));
         if v.rank_by_bytes {
-            return Ok(v
-                .tokens
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| !t.special)
-                .map(|(i, t)| (&t.bytes[..], i as u32))
-                .collect());
+            return Ok(ranks().collect());
         }
-        let ours = crate::encode::piece_encoder(v).expect("byte-level");
-        let mut as_tiktoken = v.clone();
-        as_tiktoken.rank_by_bytes = true;
-        let theirs = crate::encode::piece_encoder(&as_tiktoken).expect("byte-level");
+        let ours = self.fast.get_or_init(|| crate::encode::piece_encoder(v)).as_ref().expect("byte-level");
+        let theirs = crate::encode::piece_encoder_by_rule(v, true).expect("byte-level");
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for (id, token) in v.tokens.iter().enumerate() {
             if token.special || token.bytes.len() < 2 {
@@ -215,7 +208,7 @@ impl Tokenizer {
                 )));
             }
         }
-        Ok(v.tokens.iter().enumerate().filter(|(_, t)| !t.special).map(|(i, t)| (&t.bytes[..], i as u32)).collect())
+        Ok(ranks().collect())
     }
 
     /// Number of tokens of `text` (as `encode(text).len()`, without keeping the ids).

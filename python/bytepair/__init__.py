@@ -75,8 +75,7 @@ class Tokenizer:
         0
         """
         _check_str(text, "text")
-        allowed = self._special_flags(allowed_special, "allowed_special")
-        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.encode(text, allowed, disallowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -104,8 +103,7 @@ class Tokenizer:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] is a {type(text).__name__}, not a str")
-        allowed = self._special_flags(allowed_special, "allowed_special")
-        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.encode_batch(texts, allowed, disallowed, threads or 0)
 
     def encode_bytes(
@@ -125,8 +123,7 @@ class Tokenizer:
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}; for text use encode()")
-        allowed = self._special_flags(allowed_special, "allowed_special")
-        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.encode_bytes(bytes(data), allowed, disallowed)
 
     def encode_to_numpy(
@@ -158,8 +155,7 @@ class Tokenizer:
             if not isinstance(t, str):
                 raise TypeError(f"texts[{i}] is a {type(t).__name__}, not a str")
         _check_threads(threads)
-        allowed = self._special_flags(allowed_special, "allowed_special")
-        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         packed, lengths = self._core.encode_packed(texts, allowed, disallowed, threads or 0)
         ids = np.frombuffer(packed, dtype="<u4")
         if np.dtype(dtype) == np.uint16:
@@ -189,8 +185,7 @@ class Tokenizer:
         _check_str(text, "text")
         if unit not in ("byte", "char"):
             raise ValueError(f'unit must be "byte" or "char", got {unit!r}')
-        allowed = self._special_flags(allowed_special, "allowed_special")
-        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         ids, spans = self._core.encode_with_offsets(text, allowed, disallowed, unit == "char")
         return [(i, s, e) for i, (s, e) in zip(ids, spans)]
 
@@ -207,8 +202,7 @@ class Tokenizer:
         2
         """
         _check_str(text, "text")
-        allowed = self._special_flags(allowed_special, "allowed_special")
-        disallowed = self._special_flags(disallowed_special, "disallowed_special")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.count(text, allowed, disallowed)
 
     # -- existing vocabularies --------------------------------------------------------------------------
@@ -507,6 +501,11 @@ class Tokenizer:
             if s[key]:
                 parts.append(f"{key}={s[key]!r}")
         return f"Tokenizer({', '.join(parts)})"
+
+    def _policy(self, allowed_special: object, disallowed_special: object) -> tuple[list[bool], list[bool]]:
+        """tiktoken-style special-token arguments as one flag per special token: (allowed, disallowed)."""
+        return (self._special_flags(allowed_special, "allowed_special"),
+                self._special_flags(disallowed_special, "disallowed_special"))
 
     def _special_flags(self, value: object, name: str) -> list[bool]:
         if value == "all":

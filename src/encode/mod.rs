@@ -13,10 +13,16 @@ use crate::vocab::Vocab;
 /// The fast piece encoder for a vocabulary, when it is byte-level without word markers (else None: the
 /// general path applies the merges symbol by symbol).
 pub fn piece_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
+    piece_encoder_by_rule(vocab, vocab.rank_by_bytes)
+}
+
+/// The same with the merge rule given: `tiktoken_rule` (any split of a token merges into it, at its id) or the
+/// vocabulary's listed merges.
+pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece::PieceEncoder> {
     let byte_ids = *vocab.byte_ids()?;
     let tokens: Vec<Option<&[u8]>> =
         vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
-    if vocab.rank_by_bytes {
+    if tiktoken_rule {
         // tiktoken: every split of a token into two tokens may merge into it, at the token's rank (= id).
         let by_bytes: FxHashMap<&[u8], u32> =
             tokens.iter().enumerate().filter_map(|(id, t)| t.map(|b| (b, id as u32))).collect();

@@ -239,16 +239,6 @@ impl PieceEncoder {
         let _ = self.merge_bytes(bytes, limit, &mut Scratch::default(), out);
     }
 
-    /// Number of tokens of one piece (no ids kept).
-    pub fn count(&self, piece: &[u8], scratch: &mut Scratch, buffer: &mut Vec<u32>) -> Result<usize, UnknownByte> {
-        if piece.len() == 1 {
-            return Ok(1);
-        }
-        buffer.clear();
-        self.encode(piece, scratch, buffer)?;
-        Ok(buffer.len())
-    }
-
     /// Rank and result of a pair; NONE if it does not merge or ranks at or above `limit`.
     #[inline]
     fn rank(&self, left: u32, right: u32, limit: u32) -> (u32, u32) {

@@ -119,12 +119,11 @@ pub fn vocab_from_tiktoken(source: &str, ranks: Vec<(Vec<u8>, u32)>, specials: &
     let encoder = crate::encode::piece_encoder(&vocab).ok_or_else(|| {
         Error::value(format!("{}: a tiktoken vocabulary must have a token for each of the 256 bytes", py_repr(source)))
     })?;
-    let mut order: Vec<u32> = (0..vocab.tokens.len() as u32).filter(|&id| !vocab.tokens[id as usize].special).collect();
-    order.sort_unstable();
     let mut parts = Vec::new();
-    for id in order {
+    // Ids are ranks: walking them in order derives the merges in rank order.
+    for id in 0..vocab.tokens.len() as u32 {
         let token = &vocab.tokens[id as usize];
-        if token.bytes.len() < 2 {
+        if token.special || token.bytes.len() < 2 {
             continue;
         }
         parts.clear();

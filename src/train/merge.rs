@@ -256,35 +256,11 @@ impl<'c> Merger<'c> {
             let (l, r) = (slot.prev, self.slots[q as usize].next);
             if l != NONE {
                 let left = self.slots[l as usize].id;
-                let (gone, made) = match left_cache.get(left, self.step) {
-                    Some(pairs) => pairs,
-                    None => {
-                        let gone = self.pair_if_counted(left, a);
-                        let made = if self.allowed(left, x) { self.pair_or_insert(left, x) } else { NONE };
-                        left_cache.set(left, self.step, (gone, made));
-                        (gone, made)
-                    }
-                };
-                self.remove_occurrence_of(gone, count);
-                if made != NONE {
-                    self.add_occurrence_of(made, l, count);
-                }
+                self.move_neighbour_pair(&mut left_cache, left, (left, a), (left, x), l, count);
             }
             if r != NONE {
                 let right = self.slots[r as usize].id;
-                let (gone, made) = match right_cache.get(right, self.step) {
-                    Some(pairs) => pairs,
-                    None => {
-                        let gone = self.pair_if_counted(b, right);
-                        let made = if self.allowed(x, right) { self.pair_or_insert(x, right) } else { NONE };
-                        right_cache.set(right, self.step, (gone, made));
-                        (gone, made)
-                    }
-                };
-                self.remove_occurrence_of(gone, count);
-                if made != NONE {
-                    self.add_occurrence_of(made, p, count);
-                }
+                self.move_neighbour_pair(&mut right_cache, right, (b, right), (x, right), p, count);
             }
             self.slots[p as usize].id = x;
             self.slots[p as usize].next = r;
@@ -304,6 +280,34 @@ impl<'c> Merger<'c> {
             if self.pairs[k as usize].count > 0 {
                 self.push_entry(k);
             }
+        }
+    }
+
+    /// One occurrence next to a merged pair changes pairs: `gone` (with the old symbol) loses it, `made` (with
+    /// the merged token, if it may be counted) gains it at `at`. The two pair indices are looked up once per
+    /// neighbour token and merge, through `cache`.
+    #[inline]
+    fn move_neighbour_pair(
+        &mut self,
+        cache: &mut NeighbourCache,
+        neighbour: u32,
+        gone: (u32, u32),
+        made: (u32, u32),
+        at: u32,
+        count: i64,
+    ) {
+        let (gone, made) = match cache.get(neighbour, self.step) {
+            Some(pairs) => pairs,
+            None => {
+                let gone = self.pair_if_counted(gone.0, gone.1);
+                let made = if self.allowed(made.0, made.1) { self.pair_or_insert(made.0, made.1) } else { NONE };
+                cache.set(neighbour, self.step, (gone, made));
+                (gone, made)
+            }
+        };
+        self.remove_occurrence_of(gone, count);
+        if made != NONE {
+            self.add_occurrence_of(made, at, count);
         }
     }
 
