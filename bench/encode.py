@@ -59,12 +59,9 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-RESULTS = HERE / "results"
-CACHE = HERE / ".cache"
-SHARED = Path(os.environ.get("BYTEPAIR_SHARED_DATA", REPO.parent / "shared" / "data"))
-GUTENBERG_GZ = SHARED / "text/gutenberg_en/gutenberg_en_books.txt.gz"
+from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions,
+                    write_atomically)
+
 HF_GPT2 = SHARED / "gpt2/tokenizer.json"
 
 DOC_BYTES = 4096  # target document size; a document ends at the first whitespace from here on
@@ -216,16 +213,6 @@ def digest(ids) -> str:
     return hashlib.blake2b(array("I", ids).tobytes(), digest_size=8).hexdigest()
 
 
-def peak_rss_mb(pid: str | int) -> float | None:
-    """VmHWM: the peak resident set of the process since its exec (see bench/train.py for why not ru_maxrss)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    return None
-
 
 def cpu_seconds() -> float:
     import resource
@@ -297,17 +284,6 @@ def cut_documents(data: bytes, size: int = DOC_BYTES) -> list[str]:
     return docs
 
 
-def _write_atomically(path: Path, write) -> Path:
-    if path.exists():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    print(f"preparing {path.relative_to(HERE)} …", file=sys.stderr, flush=True)
-    with open(tmp, "wb") as out:
-        write(out)
-    tmp.rename(path)
-    return path
-
 
 def _valid_utf8(data: bytes) -> bytes:
     """The bytes as UTF-8 (invalid sequences replaced), so that documents decode strictly."""
@@ -321,7 +297,7 @@ def english_docs(mb: float) -> Path:
             data += src.readline()  # on to the end of the line
         out.write(json.dumps(cut_documents(_valid_utf8(data)), ensure_ascii=False).encode("utf-8"))
 
-    return _write_atomically(CACHE / "encode" / f"english_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
+    return write_atomically(CACHE / "encode" / f"english_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
 
 
 def multilingual_docs() -> Path:
@@ -332,7 +308,7 @@ def multilingual_docs() -> Path:
                 docs += cut_documents(_valid_utf8(p.read_bytes()))
         out.write(json.dumps(docs, ensure_ascii=False).encode("utf-8"))
 
-    return _write_atomically(CACHE / "encode" / f"multilingual_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
+    return write_atomically(CACHE / "encode" / f"multilingual_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
 
 
 def code_docs(mb: float) -> Path:
@@ -348,7 +324,7 @@ def code_docs(mb: float) -> Path:
                 break
         out.write(json.dumps(docs, ensure_ascii=False).encode("utf-8"))
 
-    return _write_atomically(CACHE / "encode" / f"code_py{platform.python_version()}_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
+    return write_atomically(CACHE / "encode" / f"code_py{platform.python_version()}_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
 
 
 def worst_input(kind: str, nbytes: int = WORST_BYTES) -> Path:
@@ -361,7 +337,7 @@ def worst_input(kind: str, nbytes: int = WORST_BYTES) -> Path:
         for start in range(0, nbytes, 1_000_000):  # in pieces: less memory
             out.write("".join(rng.choices(alphabet, k=min(1_000_000, nbytes - start))).encode("ascii"))
 
-    return _write_atomically(CACHE / "encode" / f"worst_{kind}_{nbytes}b_seed{WORST_SEED}.txt", write)
+    return write_atomically(CACHE / "encode" / f"worst_{kind}_{nbytes}b_seed{WORST_SEED}.txt", write)
 
 
 @dataclass
@@ -383,14 +359,6 @@ def corpora(english_mb: float) -> dict[str, Corpus]:
 
 # -- the parent -------------------------------------------------------------------------------------------
 
-
-def installed(module: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def measure(spec: dict, timeout: float, log_dir: Path, load_limit: float = 300) -> dict:
@@ -553,48 +521,6 @@ def check_ids(g: Group, reference: dict | None) -> None:
         r.pop("digests", None)  # not kept in the report: ~80 KB per row
 
 
-def machine_info() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem_gb = None
-    try:
-        mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (ValueError, OSError):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem_gb, 1) if mem_gb else None,
-            "os": f"{platform.system()} {platform.machine()}", "python": platform.python_version()}
-
-
-def versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for name in ["bytepair", "tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"]:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    try:  # which bytepair build: the checkout it was installed (editable) from
-        import importlib.util
-
-        where = Path(importlib.util.find_spec("bytepair").origin).parent
-        top = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        commit = subprocess.run(["git", "-C", top, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", top, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        out["bytepair_source"] = f"{top} @ {commit}" + (" + uncommitted changes" if dirty else "")
-    except (subprocess.CalledProcessError, OSError, AttributeError, TypeError):
-        pass
-    return out
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -643,7 +569,7 @@ def main() -> None:
         "machine": machine_info(),
         "load_average": {"before": [round(x, 2) for x in load_before],
                          "after": [round(x, 2) for x in os.getloadavg()]},
-        "versions": versions(),
+        "versions": versions(["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"]),
         "runs": args.runs,
         "worst_timeout_s": args.worst_timeout,
         "rows": rows,
@@ -716,11 +642,6 @@ def fmt_mbs(r: dict | None, key: str = "mb_per_s") -> str:
         return "error"
     return "—"
 
-
-def fmt_x(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
 
 
 def ids_note(r: dict | None) -> str:

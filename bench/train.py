@@ -47,12 +47,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-RESULTS = HERE / "results"
-CACHE = HERE / ".cache"
-SHARED = Path(os.environ.get("BYTEPAIR_SHARED_DATA", REPO.parent / "shared" / "data"))
-GUTENBERG_GZ = SHARED / "text/gutenberg_en/gutenberg_en_books.txt.gz"
+from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions,
+                    write_atomically)
+
 
 # GPT-2's pre-tokenization regex (the same as bytepair's pattern="gpt2"), given to the peers that take one.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -208,20 +205,6 @@ TRAINERS = {
 PEERS = ["hf", "sentencepiece", "rustbpe", "bpeasy"]
 
 
-def peak_rss_mb(pid: str | int) -> float | None:
-    """VmHWM: the peak resident set of the process's own memory since its exec.
-
-    Not getrusage's ru_maxrss (what os.wait4 gives): Linux carries the parent's high-water mark over the
-    fork and exec into the child's, so every child would show at least the parent's peak.
-    """
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    return None
-
 
 def digest(obj) -> str:
     return hashlib.sha256(repr(obj).encode()).hexdigest()[:16]
@@ -250,25 +233,13 @@ def child(spec: dict) -> None:
 # -- inputs (prepared in the parent, cached outside git) ---------------------------------------------------
 
 
-def _write_atomically(path: Path, write) -> Path:
-    """Writes via a temporary file, so an existing cache file is always complete."""
-    if path.exists():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    print(f"preparing {path.relative_to(HERE)} …", file=sys.stderr, flush=True)
-    with open(tmp, "wb") as out:
-        write(out)
-    tmp.rename(path)
-    return path
-
 
 def gutenberg_txt() -> Path:
     def write(out):
         with gzip.open(GUTENBERG_GZ, "rb") as src:
             shutil.copyfileobj(src, out, 1 << 20)
 
-    return _write_atomically(CACHE / "gutenberg_en.txt", write)
+    return write_atomically(CACHE / "gutenberg_en.txt", write)
 
 
 def gutenberg_slice(fraction: float) -> Path:
@@ -293,7 +264,7 @@ def gutenberg_slice(fraction: float) -> Path:
                 remaining -= len(chunk)
             out.write(src.readline())  # on to the end of the line
 
-    return _write_atomically(CACHE / f"gutenberg_en_{mb}mb.txt", write)
+    return write_atomically(CACHE / f"gutenberg_en_{mb}mb.txt", write)
 
 
 def stdlib_txt() -> Path:
@@ -308,7 +279,7 @@ def stdlib_txt() -> Path:
             if text and not text.endswith("\n"):
                 out.write(b"\n")
 
-    return _write_atomically(CACHE / f"stdlib-{platform.python_version()}.txt", write)
+    return write_atomically(CACHE / f"stdlib-{platform.python_version()}.txt", write)
 
 
 def dna_txt() -> Path:
@@ -317,7 +288,7 @@ def dna_txt() -> Path:
         for _ in range(DNA_BYTES // 1_000_000):  # in pieces: the same sequence as one call, less memory
             out.write("".join(rng.choices("ACGT", k=1_000_000)).encode("ascii"))  # one word, no newline
 
-    return _write_atomically(CACHE / f"dna_{DNA_BYTES // 1_000_000}mb_seed{DNA_SEED}.txt", write)
+    return write_atomically(CACHE / f"dna_{DNA_BYTES // 1_000_000}mb_seed{DNA_SEED}.txt", write)
 
 
 def tinyshakespeare() -> Path:
@@ -388,11 +359,6 @@ FULL = ["tinyshakespeare", "stdlib", "gutenberg", "scaling", "dna"]
 
 # -- the parent -------------------------------------------------------------------------------------------
 
-
-def installed(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
 
 
 def measure(trainer: str, files: list[str], vocab_size: int, threads: int, pattern: str | None,
@@ -497,48 +463,6 @@ def compare(rows: list[dict]) -> None:
             r["same_as_plain_file"] = r["pairs_digest"] == base["pairs_digest"]
 
 
-def machine_info() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem_gb = None
-    try:
-        mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (ValueError, OSError):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem_gb, 1) if mem_gb else None,
-            "os": f"{platform.system()} {platform.machine()}", "python": platform.python_version()}
-
-
-def versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for name in ["bytepair", "tokenizers", "sentencepiece", "rustbpe", "bpeasy"]:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    try:  # which bytepair build: the checkout it was installed (editable) from
-        import importlib.util
-
-        where = Path(importlib.util.find_spec("bytepair").origin).parent
-        top = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        commit = subprocess.run(["git", "-C", top, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", top, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        out["bytepair_source"] = f"{top} @ {commit}" + (" + uncommitted changes" if dirty else "")
-    except (subprocess.CalledProcessError, OSError, AttributeError, TypeError):
-        pass
-    return out
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -576,7 +500,7 @@ def main() -> None:
         "command": " ".join(["bench/train.py", *sys.argv[1:]]),
         "duration_s": round(time.time() - started, 1),
         "machine": machine_info(),
-        "versions": versions(),
+        "versions": versions(["tokenizers", "sentencepiece", "rustbpe", "bpeasy"]),
         "rows": rows,
     }
     report["summary"] = summary(rows)
@@ -627,11 +551,6 @@ def fmt_s(r: dict) -> str:
         return f"> {r['killed_after_s']:g} s (killed)"
     return "—" if "error" not in r else "error"
 
-
-def fmt_x(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
 
 
 def fmt_vs(r: dict) -> str:
