@@ -19,27 +19,59 @@
 //!   pushed back corrected if stale; the first entry that is up to date is the true best. Each merge pushes
 //!   one entry per pair that gained occurrences (which also covers the "recreated token" exception).
 //! - Counts are 64-bit (HF's are 32-bit and overflow silently past 2^31).
+//! - Where the symbols live is a `Layout` (see `layout.rs`): 24-byte slots for ordinary text, or 2-4 bytes
+//!   per unit for few long words (genomes). The loop below is the same code for both — so are the merges.
+//! - The compact layout also runs *lean*, for memory: a genome has ~0.1 distinct adjacent pairs per base
+//!   by the end (E. coli at 4 096: 550 000 pairs, most seen once or twice), and a pair with its list, index
+//!   and heap entries costs ~100 bytes. So only pairs counted at least `threshold` times are kept. That is
+//!   exact because a pair's count never grows after the merge that created it (the one exception, a merge
+//!   that recreates an existing token, rescans): a forgotten pair stays below the threshold, and while the
+//!   best pair kept is at or above it, it is the true best. When the best kept pair falls below it, all pairs
+//!   are recounted from the symbols (one pass, O(n)) and the threshold lowered — to an eighth of the best
+//!   count, or lower so that at least four pairs per merge still to come are kept; a handful of rescans per
+//!   run. Lists are also compacted once more than half of their entries are stale, and initial lists are
+//!   allocated at their exact size, so memory stays a few bytes per unit.
 
 use rustc_hash::FxHashMap;
 
+use super::layout::{Compact, Layout, NONE, Slots, Symbol};
 use super::{StopReason, TieBreak, TrainConfig};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::vocab::Vocab;
 
-const NONE: u32 = u32::MAX;
 /// How many occurrences ahead the merge loop prefetches (enough to cover a memory access, measured).
 const PREFETCH_DISTANCE: usize = 16;
+/// A list is compacted when it holds more than this many entries and over half of them are stale.
+const COMPACT_MIN_ENTRIES: usize = 64;
+/// Lean runs keep pairs counted at least (best count) / THRESHOLD_DIVISOR times...
+const THRESHOLD_DIVISOR: u64 = 8;
+/// ...or fewer, so that at least this many pairs per merge still to come are kept.
+const KEPT_PER_MERGE: usize = 4;
+/// `Engine::Auto` picks the compact layout when the unique words average at least this many units.
+const COMPACT_FROM_AVERAGE_UNITS: usize = 32;
+/// The initial pair count looks pairs up in a direct table when the base vocabulary is at most this large.
+const DIRECT_TABLE_LIMIT: usize = 512;
 
-/// Asks the CPU to start loading a slot into cache (no-op where there is no prefetch instruction).
-#[inline(always)]
-fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults and has no visible effect but timing.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(item as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+/// Which layout the merge loop keeps the words in (the merges are the same either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// `Compact` for few long words (their average length is 32 units or more), else `Slots`.
+    Auto,
+    Slots,
+    Compact,
+}
+
+impl Engine {
+    pub fn parse(name: &str) -> Result<Engine> {
+        match name {
+            "auto" => Ok(Engine::Auto),
+            "slots" => Ok(Engine::Slots),
+            "compact" => Ok(Engine::Compact),
+            other => Err(crate::error::Error::value(format!(
+                "unknown engine {other:?}: use \"auto\", \"slots\" or \"compact\""
+            ))),
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
 }
 
 /// Per-pair state.
@@ -52,9 +84,13 @@ struct PairState {
     occurrences: Vec<u32>,
     /// Entries before `cursor` are known to have gone (used by the `first_seen` tie key).
     cursor: u32,
-    sorted: bool,
+    /// Number of live occurrences (entries added minus occurrences removed): how stale the list is.
+    live: u32,
     /// The last merge step that added occurrences (so each step pushes one heap entry per pair).
     stamp: u32,
+    sorted: bool,
+    /// Queued for compaction at the end of the current merge.
+    compact_pending: bool,
 }
 
 /// A heap entry: a pair with its count and tie key when pushed.
@@ -66,28 +102,79 @@ struct Entry {
     pair: u32,
 }
 
-/// One unit position of the corpus of unique words.
-#[derive(Clone, Copy)]
-struct Slot {
-    /// Symbol id starting here; NONE inside a merged symbol.
-    id: u32,
-    /// Start of the next / previous symbol of the same word, or NONE.
-    next: u32,
-    prev: u32,
-    /// The count of the word this position belongs to.
-    count: i64,
+/// The merge loop, ready to run (see `train::prepare`).
+pub struct Merger<'c> {
+    inner: Inner<'c>,
 }
 
-pub struct Merger<'c> {
+enum Inner<'c> {
+    Slots(Core<'c, Slots>),
+    Compact16(Core<'c, Compact<u16>>),
+    Compact32(Core<'c, Compact<u32>>),
+}
+
+impl<'c> Merger<'c> {
+    pub(super) fn new(
+        input: &[(&str, u64)],
+        config: &'c TrainConfig,
+        vocab: Vocab,
+        engine: Engine,
+    ) -> Result<Merger<'c>> {
+        let compact = match engine {
+            Engine::Slots => false,
+            Engine::Compact => true,
+            Engine::Auto => {
+                let units: usize = input.iter().map(|(w, _)| w.len()).sum();
+                !input.is_empty() && units / input.len() >= COMPACT_FROM_AVERAGE_UNITS
+            }
+        };
+        let inner = if !compact {
+            Inner::Slots(Core::new(config, Slots::new(input, &vocab)?, vocab))
+        } else if config.vocab_size.max(vocab.len()) <= u16::MAX_ID as usize + 1 {
+            Inner::Compact16(Core::new(config, Compact::<u16>::new(input, &vocab)?, vocab))
+        } else {
+            Inner::Compact32(Core::new(config, Compact::<u32>::new(input, &vocab)?, vocab))
+        };
+        Ok(Merger { inner })
+    }
+
+    /// Which layout the words are in: "slots" or "compact".
+    pub fn engine(&self) -> &'static str {
+        match self.inner {
+            Inner::Slots(_) => "slots",
+            Inner::Compact16(_) | Inner::Compact32(_) => "compact",
+        }
+    }
+
+    pub fn run(self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
+        match self.inner {
+            Inner::Slots(core) => core.run(observer),
+            Inner::Compact16(core) => core.run(observer),
+            Inner::Compact32(core) => core.run(observer),
+        }
+    }
+}
+
+struct Core<'c, L: Layout> {
     config: &'c TrainConfig,
     vocab: Vocab,
-    slots: Vec<Slot>,
+    layout: L,
     pair_index: FxHashMap<u64, u32>,
     pairs: Vec<PairState>,
     heap: Vec<Entry>,
     merge_counts: Vec<u64>,
     step: u32,
     touched: Vec<u32>,
+    /// Pairs whose lists are to be compacted at the end of the current merge.
+    to_compact: Vec<u32>,
+    /// Lean runs: pairs counted fewer times than this are not kept (1: every pair is kept).
+    threshold: u64,
+    /// Lean runs: some pair with a count below `threshold` has been left out since the last recount.
+    dropped: bool,
+    /// Lean runs: pairs created during the current merge; indices of forgotten pairs, for reuse (never
+    /// one that is in the heap).
+    born: Vec<u32>,
+    free: Vec<u32>,
     /// Per merge `(a, b) → x`: for a left neighbour `l`, the indices of `(l, a)` and `(l, x)`; for a right
     /// neighbour `r`, those of `(b, r)` and `(x, r)` — so each merge hashes a pair once per distinct
     /// neighbour, not once per occurrence (perf: the hash lookups were a fifth of the merge loop).
@@ -124,75 +211,120 @@ fn key(left: u32, right: u32) -> u64 {
     ((left as u64) << 32) | right as u64
 }
 
-impl<'c> Merger<'c> {
-    pub(super) fn new(input: &[(&str, u64)], config: &'c TrainConfig, vocab: Vocab) -> Result<Merger<'c>> {
-        let mut merger = Merger {
+/// Whether the pair `(a, b)` still occurs at `p`.
+#[inline(always)]
+fn occurs<L: Layout>(layout: &L, p: u32, a: u32, b: u32) -> bool {
+    if layout.id(p) != a {
+        return false;
+    }
+    let q = layout.next(p, a);
+    q != NONE && layout.id(q) == b
+}
+
+impl<'c, L: Layout> Core<'c, L> {
+    fn new(config: &'c TrainConfig, layout: L, vocab: Vocab) -> Core<'c, L> {
+        Core {
             config,
             vocab,
-            slots: Vec::new(),
+            layout,
             pair_index: FxHashMap::default(),
             pairs: Vec::new(),
             heap: Vec::new(),
             merge_counts: Vec::new(),
             step: 0,
             touched: Vec::new(),
+            to_compact: Vec::new(),
+            threshold: 1,
+            dropped: false,
+            born: Vec::new(),
+            free: Vec::new(),
             left_cache: NeighbourCache::default(),
             right_cache: NeighbourCache::default(),
-        };
-        let mut symbols = Vec::new();
-        for (word, count) in input {
-            symbols.clear();
-            merger.vocab.initial_symbols(word, &mut symbols).map_err(|u| {
-                Error::value(format!("internal error: unit {:?} of word {word:?} has no base symbol", u.unit))
-            })?;
-            if symbols.len() < 2 {
-                continue; // nothing to merge, ever
-            }
-            let start = merger.slots.len();
-            if start + symbols.len() >= NONE as usize {
-                return Err(Error::value(format!(
-                    "the unique words of this corpus hold more than {} units, more than one training run can \
-                     index; train on a sample of the corpus (BPE merges settle long before that)",
-                    NONE - 1
-                )));
-            }
-            let count = i64::try_from(*count).unwrap_or(i64::MAX);
-            for (i, &s) in symbols.iter().enumerate() {
-                let pos = (start + i) as u32;
-                merger.slots.push(Slot {
-                    id: s,
-                    prev: if i == 0 { NONE } else { pos - 1 },
-                    next: if i + 1 == symbols.len() { NONE } else { pos + 1 },
-                    count,
-                });
-            }
         }
-        merger.count_initial_pairs();
-        Ok(merger)
     }
 
-    fn count_initial_pairs(&mut self) {
-        for pos in 0..self.slots.len() {
-            let next = self.slots[pos].next;
-            if next == NONE {
-                continue;
+    /// Whether an initial pair (of base symbols) is counted.
+    fn initial_ok(&self, left: u32, right: u32) -> bool {
+        match self.config.tie_break {
+            TieBreak::Hf => !self.is_special(left) && !self.is_special(right), // HF never limits the first merges
+            _ => self.allowed(left, right),
+        }
+    }
+
+    /// The pair index of an initial pair (NONE if it is not counted), through a direct table for small base
+    /// vocabularies.
+    #[inline]
+    fn initial_pair(&mut self, table: &mut [u32], base: usize, left: u32, right: u32) -> u32 {
+        const UNKNOWN: u32 = NONE - 1;
+        let slot = if table.is_empty() { None } else { Some(left as usize * base + right as usize) };
+        if let Some(s) = slot
+            && table[s] != UNKNOWN
+        {
+            return table[s];
+        }
+        let k = if !self.initial_ok(left, right) {
+            NONE
+        } else if slot.is_some() {
+            self.pair_or_insert(left, right)
+        } else {
+            match self.pair_index.get(&key(left, right)) {
+                Some(&k) => k,
+                None => self.pair_or_insert(left, right),
             }
-            let (left, right) = (self.slots[pos].id, self.slots[next as usize].id);
-            let initial_ok = match self.config.tie_break {
-                TieBreak::Hf => !self.is_special(left) && !self.is_special(right), // HF never limits the first merges
-                _ => self.allowed(left, right),
-            };
-            if initial_ok {
-                let count = self.slots[pos].count;
-                self.add_occurrence(left, right, pos as u32, count);
+        };
+        if let Some(s) = slot {
+            table[s] = k;
+        }
+        k
+    }
+
+    /// Counts the pairs of the words and builds the occurrence lists, each allocated at its final size (a
+    /// first pass counts them): done when the merge loop starts, after the caller has freed the word counts.
+    fn count_initial_pairs(&mut self) {
+        let base = self.vocab.len();
+        let mut table = if base <= DIRECT_TABLE_LIMIT { vec![NONE - 1; base * base] } else { Vec::new() };
+        let n = self.layout.positions() as u32;
+        for pass in 0..2 {
+            for pos in 0..n {
+                let left = self.layout.id(pos);
+                if left == NONE {
+                    continue;
+                }
+                let next = self.layout.next(pos, left);
+                if next == NONE {
+                    continue;
+                }
+                let right = self.layout.id(next);
+                let k = self.initial_pair(&mut table, base, left, right);
+                if k == NONE {
+                    continue;
+                }
+                let state = &mut self.pairs[k as usize];
+                if pass == 0 {
+                    state.count += self.layout.count(pos);
+                    state.live += 1;
+                } else {
+                    state.occurrences.push(pos);
+                }
+            }
+            if pass == 0 {
+                for state in &mut self.pairs {
+                    state.occurrences.reserve_exact(state.live as usize);
+                }
             }
         }
-        for k in std::mem::take(&mut self.touched) {
+        drop(table);
+        for k in 0..self.pairs.len() as u32 {
             self.push_entry(k);
         }
     }
 
-    pub fn run(mut self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
+    fn run(mut self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
+        if L::LEAN {
+            self.recount();
+        } else {
+            self.count_initial_pairs();
+        }
         let planned = self.config.vocab_size.saturating_sub(self.vocab.len()) as u64;
         observer.merges_planned(planned);
         let stop = loop {
@@ -200,6 +332,10 @@ impl<'c> Merger<'c> {
                 break StopReason::Done;
             }
             let Some(top) = self.pop() else {
+                if self.dropped {
+                    self.recount(); // the pairs left out may still be merged
+                    continue;
+                }
                 break StopReason::NoPairsLeft;
             };
             let live = self.pairs[top.pair as usize].count;
@@ -211,10 +347,18 @@ impl<'c> Merger<'c> {
                     Some(pos) => pos as u64,
                     None => continue,
                 },
-                _ => top.tie,
+                TieBreak::Hf => {
+                    let state = &self.pairs[top.pair as usize];
+                    key(state.left, state.right) // a lean run may have reused the index for another pair
+                }
+                TieBreak::Lexicographic => top.tie,
             };
             if live as u64 != top.count || live_tie != top.tie {
                 self.push(Entry { count: live as u64, tie: live_tie, pair: top.pair });
+                continue;
+            }
+            if self.dropped && top.count < self.threshold {
+                self.recount(); // a pair left out might be as frequent
                 continue;
             }
             if top.count < self.config.min_frequency {
@@ -230,7 +374,10 @@ impl<'c> Merger<'c> {
     fn merge(&mut self, k: u32, count: u64) {
         self.step += 1;
         let (a, b) = (self.pairs[k as usize].left, self.pairs[k as usize].right);
+        let known = self.vocab.len();
         let x = self.vocab.push_merge(a, b);
+        let recreated = (x as usize) < known;
+        self.layout.token_added(x, self.vocab.tokens[x as usize].units);
         self.merge_counts.push(count);
         let state = &mut self.pairs[k as usize];
         if !state.sorted {
@@ -244,42 +391,192 @@ impl<'c> Merger<'c> {
         right_cache.fit(self.vocab.len());
         for (i, &p) in occurrences.iter().enumerate() {
             if let Some(&ahead) = occurrences.get(i + PREFETCH_DISTANCE) {
-                prefetch(&self.slots[ahead as usize]);
+                self.layout.prefetch(ahead);
             }
-            let slot = self.slots[p as usize];
-            let q = slot.next;
             // Gone since it was recorded (merged away, or overlapped by the previous occurrence: "aaa").
-            if slot.id != a || q == NONE || self.slots[q as usize].id != b {
+            if self.layout.id(p) != a {
                 continue;
             }
-            let count = slot.count;
-            let (l, r) = (slot.prev, self.slots[q as usize].next);
+            let q = self.layout.next(p, a);
+            if q == NONE || self.layout.id(q) != b {
+                continue;
+            }
+            let count = self.layout.count(p);
+            let (l, r) = (self.layout.prev(p), self.layout.next(q, b));
             if l != NONE {
-                let left = self.slots[l as usize].id;
+                let left = self.layout.id(l);
                 self.move_neighbour_pair(&mut left_cache, left, (left, a), (left, x), l, count);
             }
             if r != NONE {
-                let right = self.slots[r as usize].id;
+                let right = self.layout.id(r);
                 self.move_neighbour_pair(&mut right_cache, right, (b, right), (x, right), p, count);
             }
-            self.slots[p as usize].id = x;
-            self.slots[p as usize].next = r;
-            self.slots[q as usize].id = NONE;
-            if r != NONE {
-                self.slots[r as usize].prev = p;
-            }
+            self.layout.merge(p, a, q, b, r, x);
         }
+        drop(occurrences);
         self.left_cache = left_cache;
         self.right_cache = right_cache;
         // Left-to-right merging leaves no adjacent (a, b).
         let state = &mut self.pairs[k as usize];
         state.count = 0;
+        state.live = 0;
         state.cursor = 0;
         state.sorted = true;
+        if L::LEAN {
+            self.forget_rare_newborns();
+        }
         for k in std::mem::take(&mut self.touched) {
             if self.pairs[k as usize].count > 0 {
                 self.push_entry(k);
             }
+        }
+        self.compact_lists();
+        if recreated && self.dropped {
+            // Pairs with the recreated token gained occurrences; any of them may have been forgotten before
+            // with a count that is now incomplete.
+            self.recount();
+        }
+    }
+
+    /// Lean runs: forgets the pairs created by this merge that are below the threshold (they stay below it,
+    /// see the notes). They were never in the heap, so their indices can be reused.
+    fn forget_rare_newborns(&mut self) {
+        for k in std::mem::take(&mut self.born) {
+            let state = &mut self.pairs[k as usize];
+            if state.count as u64 >= self.threshold && state.count > 0 {
+                continue;
+            }
+            if state.count > 0 {
+                self.dropped = true;
+            }
+            let (left, right) = (state.left, state.right);
+            state.count = 0;
+            state.live = 0;
+            state.occurrences = Vec::new();
+            self.pair_index.remove(&key(left, right));
+            self.free.push(k);
+        }
+    }
+
+    /// Lean runs: recounts every pair from the symbols, sets a new threshold, and keeps the pairs at or above
+    /// it — their lists allocated at their exact size, the heap rebuilt.
+    fn recount(&mut self) {
+        self.pairs = Vec::new();
+        self.pair_index = FxHashMap::default();
+        self.heap = Vec::new();
+        self.free.clear();
+        self.born.clear();
+        self.to_compact.clear();
+        self.touched.clear();
+        crate::release_freed_memory();
+        let base_end = (self.vocab.num_special + self.vocab.num_base) as u32;
+        // Pass 1: (count, occurrences) of every pair that may be counted.
+        let mut counts: FxHashMap<u64, (u64, u32)> = FxHashMap::default();
+        let layout = &self.layout;
+        layout.for_each_symbol(|pos, left| {
+            let next = layout.next(pos, left);
+            if next == NONE {
+                return;
+            }
+            let right = layout.id(next);
+            let count = layout.count(pos) as u64;
+            match counts.entry(key(left, right)) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let (c, m) = e.get_mut();
+                    *c = c.saturating_add(count);
+                    *m += 1;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    // A pair of two base symbols can only be an initial pair; any other was made by a merge.
+                    let ok = if left < base_end && right < base_end {
+                        self.initial_ok(left, right)
+                    } else {
+                        self.allowed(left, right)
+                    };
+                    if ok {
+                        e.insert((count, 1));
+                    }
+                }
+            }
+        });
+        // The threshold: an eighth of the best count, or lower so that enough pairs are kept.
+        let remaining = self.config.vocab_size.saturating_sub(self.vocab.len()).max(1);
+        let wanted = remaining.saturating_mul(KEPT_PER_MERGE);
+        let mut all: Vec<u64> = counts.values().map(|&(c, _)| c).collect();
+        let best = all.iter().copied().max().unwrap_or(0);
+        let kth = if all.len() > wanted {
+            let at = all.len() - wanted;
+            *all.select_nth_unstable(at).1
+        } else {
+            all.iter().copied().min().unwrap_or(1) // fewer pairs than wanted: keep them all
+        };
+        drop(all);
+        self.threshold = (best / THRESHOLD_DIVISOR).min(kth).max(1);
+        self.dropped = false;
+        let mut kept: Vec<(u64, u64, u32)> = Vec::new();
+        for (&k, &(count, m)) in &counts {
+            if count >= self.threshold {
+                kept.push((k, count, m));
+            } else {
+                self.dropped = true;
+            }
+        }
+        drop(counts);
+        kept.sort_unstable_by_key(|&(k, ..)| k); // a fixed order (the heap's order does not depend on it)
+        self.pairs.reserve_exact(kept.len());
+        for (k, count, m) in kept {
+            let index = self.pairs.len() as u32;
+            self.pair_index.insert(k, index);
+            self.pairs.push(PairState {
+                left: (k >> 32) as u32,
+                right: k as u32,
+                count: count.min(i64::MAX as u64) as i64,
+                occurrences: Vec::with_capacity(m as usize),
+                cursor: 0,
+                live: m,
+                stamp: u32::MAX,
+                sorted: true,
+                compact_pending: false,
+            });
+        }
+        // Pass 2: the positions of the kept pairs.
+        let (layout, pairs, pair_index) = (&self.layout, &mut self.pairs, &self.pair_index);
+        layout.for_each_symbol(|pos, left| {
+            let next = layout.next(pos, left);
+            if next != NONE
+                && let Some(&k) = pair_index.get(&key(left, layout.id(next)))
+            {
+                pairs[k as usize].occurrences.push(pos);
+            }
+        });
+        for k in 0..self.pairs.len() as u32 {
+            self.push_entry(k);
+        }
+    }
+
+    /// Drops the stale entries of the lists queued by `remove_occurrence_of`, and gives their spare capacity
+    /// back. Each entry is dropped at most once, so this costs O(1) per occurrence ever recorded.
+    fn compact_lists(&mut self) {
+        for k in std::mem::take(&mut self.to_compact) {
+            let state = &mut self.pairs[k as usize];
+            state.compact_pending = false;
+            if state.count <= 0 {
+                continue; // its list is gone already
+            }
+            let mut list = std::mem::take(&mut state.occurrences);
+            if !state.sorted {
+                list.sort_unstable();
+                list.dedup();
+            }
+            let (a, b) = (state.left, state.right);
+            let layout = &self.layout;
+            list.retain(|&p| occurs(layout, p, a, b));
+            list.shrink_to_fit();
+            let state = &mut self.pairs[k as usize];
+            state.live = list.len() as u32;
+            state.sorted = true;
+            state.cursor = 0;
+            state.occurrences = list;
         }
     }
 
@@ -333,18 +630,28 @@ impl<'c> Merger<'c> {
 
     /// The index of pair `(left, right)`, created if it is new.
     fn pair_or_insert(&mut self, left: u32, right: u32) -> u32 {
-        let next_index = self.pairs.len() as u32;
+        let next_index = self.free.last().copied().unwrap_or(self.pairs.len() as u32);
         let k = *self.pair_index.entry(key(left, right)).or_insert(next_index);
         if k == next_index {
-            self.pairs.push(PairState {
+            let state = PairState {
                 left,
                 right,
                 count: 0,
                 occurrences: Vec::new(),
                 cursor: 0,
-                sorted: true,
+                live: 0,
                 stamp: u32::MAX,
-            });
+                sorted: true,
+                compact_pending: false,
+            };
+            if self.free.pop().is_some() {
+                self.pairs[k as usize] = state;
+            } else {
+                self.pairs.push(state);
+            }
+            if L::LEAN {
+                self.born.push(k);
+            }
         }
         k
     }
@@ -354,14 +661,10 @@ impl<'c> Merger<'c> {
         self.pair_index.get(&key(left, right)).copied().unwrap_or(NONE)
     }
 
-    fn add_occurrence(&mut self, left: u32, right: u32, pos: u32, count: i64) {
-        let k = self.pair_or_insert(left, right);
-        self.add_occurrence_of(k, pos, count);
-    }
-
     fn add_occurrence_of(&mut self, k: u32, pos: u32, count: i64) {
         let state = &mut self.pairs[k as usize];
         state.count += count;
+        state.live += 1;
         if state.occurrences.last().is_some_and(|&last| last > pos) {
             state.sorted = false;
         }
@@ -378,10 +681,19 @@ impl<'c> Merger<'c> {
         }
         let state = &mut self.pairs[k as usize];
         state.count -= count;
+        state.live = state.live.saturating_sub(1);
         if state.count <= 0 {
             state.occurrences = Vec::new();
             state.cursor = 0;
+            state.live = 0;
             state.sorted = true;
+        } else if L::LEAN
+            && !state.compact_pending
+            && state.occurrences.len() > COMPACT_MIN_ENTRIES
+            && state.occurrences.len() > 2 * state.live as usize
+        {
+            state.compact_pending = true;
+            self.to_compact.push(k);
         }
     }
 
@@ -396,8 +708,7 @@ impl<'c> Merger<'c> {
         }
         let (a, b) = (state.left, state.right);
         while let Some(&p) = state.occurrences.get(state.cursor as usize) {
-            let slot = self.slots[p as usize];
-            if slot.id == a && slot.next != NONE && self.slots[slot.next as usize].id == b {
+            if occurs(&self.layout, p, a, b) {
                 return Some(p);
             }
             state.cursor += 1;

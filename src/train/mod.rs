@@ -16,9 +16,10 @@
 //!   twice; the merges it saves keep one copy.)
 
 pub mod counts;
+mod layout;
 mod merge;
 
-pub use merge::Merger;
+pub use merge::{Engine, Merger};
 
 use rustc_hash::FxHashSet;
 
@@ -129,6 +130,28 @@ pub fn base_alphabet(words: &[(&str, u64)], config: &TrainConfig) -> Result<Vec<
             }
         }
         seen.extend((0..256).filter(|&b| present[b]).map(|b| crate::vocab::BYTE_TO_CHAR[b].to_string()));
+    } else if style.mode == Mode::Char && style.prefix.is_none() && style.suffix.is_none() {
+        // Fast path for plain characters (a genome is 10^8 of them): ASCII in a table, the rest in a set.
+        let mut ascii = [false; 128];
+        let mut other: FxHashSet<char> = FxHashSet::default();
+        for (word, _) in words {
+            if word.is_ascii() {
+                for &b in word.as_bytes() {
+                    ascii[b as usize] = true;
+                }
+            } else {
+                for c in word.chars() {
+                    if c.is_ascii() {
+                        ascii[c as usize] = true;
+                    } else {
+                        other.insert(c);
+                    }
+                }
+            }
+        }
+        let keep = |c: &char| kept.as_ref().is_none_or(|kept| kept.contains(c));
+        let chars = (0..128u8).filter(|&b| ascii[b as usize]).map(char::from).chain(other);
+        seen.extend(chars.filter(keep).map(String::from));
     } else {
         let mut display = String::new();
         for (word, _) in words {
@@ -180,9 +203,23 @@ fn limited_characters(words: &[(&str, u64)], config: &TrainConfig, limit: usize)
         )));
     }
     let mut frequency: rustc_hash::FxHashMap<char, u64> = rustc_hash::FxHashMap::default();
+    let mut ascii = [0u64; 128];
     for (word, count) in words {
-        for c in word.chars() {
-            *frequency.entry(c).or_default() += count;
+        if word.is_ascii() {
+            for &b in word.as_bytes() {
+                ascii[b as usize] = ascii[b as usize].saturating_add(*count);
+            }
+        } else {
+            for c in word.chars() {
+                let n = frequency.entry(c).or_default();
+                *n = n.saturating_add(*count);
+            }
+        }
+    }
+    for (b, &n) in ascii.iter().enumerate() {
+        if n > 0 {
+            let total = frequency.entry(char::from(b as u8)).or_default();
+            *total = total.saturating_add(n);
         }
     }
     let forced: Vec<char> = match &config.alphabet {
@@ -217,6 +254,11 @@ pub fn train(words: &[(&str, u64)], config: &TrainConfig, observer: &mut dyn Obs
 /// The merge loop, ready to run: the words are copied into it, so the caller may free them first (the
 /// corpus-wide word map is a good part of peak memory otherwise).
 pub fn prepare<'c>(words: &[(&str, u64)], config: &'c TrainConfig) -> Result<Merger<'c>> {
+    prepare_with(words, config, Engine::Auto)
+}
+
+/// `prepare` with the merge loop's layout chosen (the merges are the same; memory and speed differ).
+pub fn prepare_with<'c>(words: &[(&str, u64)], config: &'c TrainConfig, engine: Engine) -> Result<Merger<'c>> {
     let base = base_alphabet(words, config)?;
     let vocab = Vocab::new(config.style.clone(), &config.special_tokens, config.unk_token.as_deref(), &base)?;
     if config.vocab_size < vocab.len() {
@@ -230,7 +272,7 @@ pub fn prepare<'c>(words: &[(&str, u64)], config: &'c TrainConfig) -> Result<Mer
             vocab.len()
         )));
     }
-    Merger::new(words, config, vocab)
+    Merger::new(words, config, vocab, engine)
 }
 
 #[cfg(test)]
@@ -309,5 +351,110 @@ mod tests {
         c.tie_break = TieBreak::Hf;
         let t = train(&words, &c, &mut Silent).unwrap();
         assert!(t.vocab.tokens.iter().all(|t| t.units <= 2), "HF only counts merged pairs below the limit");
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    //! The compact layout must give exactly the merges of the slots layout, whatever the input and settings.
+    use super::*;
+
+    fn config(vocab_size: usize, mode: Mode, tie_break: TieBreak, max_len: Option<usize>) -> TrainConfig {
+        TrainConfig {
+            vocab_size,
+            style: SymbolStyle { mode, prefix: None, suffix: None },
+            special_tokens: vec!["<s>".into()],
+            unk_token: Some("[UNK]".into()),
+            alphabet: Alphabet::Corpus,
+            limit_alphabet: None,
+            min_frequency: 0,
+            max_token_length: max_len,
+            tie_break,
+        }
+    }
+
+    fn random_words(seed: u64, n: usize, len: (usize, usize), alphabet: &[char]) -> Vec<(String, u64)> {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        (0..n)
+            .map(|_| {
+                let l = len.0 + next() % (len.1 - len.0 + 1);
+                let word: String = (0..l).map(|_| alphabet[next() % alphabet.len()]).collect();
+                (word, 1 + (next() % 4) as u64)
+            })
+            .collect()
+    }
+
+    fn run(words: &[(String, u64)], config: &TrainConfig, engine: Engine) -> (Vec<(u32, u32, u32)>, Vec<u64>) {
+        let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        let t = prepare_with(&words, config, engine).unwrap().run(&mut Silent).unwrap();
+        (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts)
+    }
+
+    #[test]
+    fn compact_layout_equals_slots() {
+        let alphabets: [&[char]; 3] = [&['A', 'C', 'G', 'T'], &['a', 'b'], &['a', 'b', 'é', '日']];
+        for seed in 0..12u64 {
+            let alphabet = alphabets[seed as usize % 3];
+            let len = if seed % 2 == 0 { (1, 12) } else { (50, 400) };
+            let words = random_words(seed, 40, len, alphabet);
+            for tie in [TieBreak::FirstSeen, TieBreak::Hf, TieBreak::Lexicographic] {
+                for max_len in [None, Some(3)] {
+                    for mode in [Mode::Char, Mode::Byte] {
+                        let c = config(300, mode, tie, max_len);
+                        let slots = run(&words, &c, Engine::Slots);
+                        let compact = run(&words, &c, Engine::Compact);
+                        assert_eq!(slots, compact, "seed {seed} {tie:?} {max_len:?} {mode:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn compact_layout_equals_slots_with_markers_min_frequency_and_limits() {
+        let words = random_words(99, 30, (40, 300), &['A', 'C', 'G', 'T', 'N']);
+        for tie in [TieBreak::FirstSeen, TieBreak::Hf, TieBreak::Lexicographic] {
+            let mut c = config(400, Mode::Char, tie, None);
+            c.style.prefix = Some("##".into());
+            assert_eq!(run(&words, &c, Engine::Slots), run(&words, &c, Engine::Compact), "prefix {tie:?}");
+            c.style.prefix = None;
+            c.style.suffix = Some("</w>".into());
+            assert_eq!(run(&words, &c, Engine::Slots), run(&words, &c, Engine::Compact), "suffix {tie:?}");
+            c.style.suffix = None;
+            c.min_frequency = 6;
+            assert_eq!(run(&words, &c, Engine::Slots), run(&words, &c, Engine::Compact), "min_frequency {tie:?}");
+            c.min_frequency = 0;
+            c.alphabet = Alphabet::CorpusPlus(vec!['A', 'C']);
+            c.limit_alphabet = Some(3);
+            assert_eq!(run(&words, &c, Engine::Slots), run(&words, &c, Engine::Compact), "limit {tie:?}");
+        }
+        // All counts equal (the usual case for genome chunks): no per-word count lookups.
+        let uniform: Vec<(String, u64)> = words.iter().map(|(w, _)| (w.clone(), 1)).collect();
+        let c = config(400, Mode::Char, TieBreak::FirstSeen, Some(6));
+        assert_eq!(run(&uniform, &c, Engine::Slots), run(&uniform, &c, Engine::Compact));
+    }
+
+    #[test]
+    fn compact_layout_equals_slots_on_two_letters_to_the_last_pair() {
+        // Training until no pair is left goes through every threshold down to 1 (several recounts).
+        for seed in 0..20u64 {
+            let words = random_words(seed, 6, (100, 1500), &['a', 'b']);
+            let c = config(60_000, Mode::Char, TieBreak::FirstSeen, None);
+            assert_eq!(run(&words, &c, Engine::Slots), run(&words, &c, Engine::Compact), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn compact_layout_handles_runs_and_wide_vocabularies() {
+        // A run of one symbol (overlapping pairs) and a vocabulary above 65 535 ids (4-byte symbols).
+        let words = vec![("a".repeat(5000), 1), ("ab".repeat(3000), 2)];
+        for vocab_size in [40, 70_000] {
+            let c = config(vocab_size, Mode::Char, TieBreak::FirstSeen, None);
+            assert_eq!(run(&words, &c, Engine::Slots), run(&words, &c, Engine::Compact), "{vocab_size}");
+        }
     }
 }

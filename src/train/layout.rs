@@ -1,0 +1,447 @@
+//! Where the merge loop keeps the symbols of the words, and how merging one occurrence changes them.
+//!
+//! Two layouts, one interface (`Layout`), so the merge loop — and with it every tie rule — is one piece of
+//! code whichever is used, and both give the same merges:
+//!
+//! - `Slots`: one 24-byte slot per unit position (symbol id, next and previous symbol, the word's count).
+//!   Best for ordinary text — many short words, where a merge's cache misses are one slot each.
+//! - `Compact`: one symbol id per unit position, 2 bytes (vocabularies up to 65 535 ids) or 4 — for corpora
+//!   of few, long words (genomes: a chromosome is one word). There are no links: a symbol's length in units
+//!   is its token's, so the next symbol starts at `p + units(id)`, and the previous one is found from the id
+//!   written again at each symbol's *last* position: `p - units(ids[p - 1])`. Positions inside a symbol hold
+//!   `DEAD`, and so does one separator position before and after each word. A word's count is looked up
+//!   through a table of word ends (skipped when all counts are equal, as for genome chunks). With 4-byte
+//!   occurrence lists that are compacted when mostly stale, training holds ~6-8 bytes per base instead of
+//!   ~70.
+
+use crate::error::{Error, Result};
+use crate::vocab::{Mode, Vocab};
+
+pub(super) const NONE: u32 = u32::MAX;
+
+/// Asks the CPU to start loading `item` into cache (no-op where there is no prefetch instruction).
+#[inline(always)]
+pub(super) fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults and has no visible effect but timing.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(item as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
+/// The symbols of all words, laid end to end (in order of first appearance) by unit position.
+pub(super) trait Layout {
+    /// Whether the merge loop saves memory over time (the compact layout exists for memory): it compacts
+    /// occurrence lists that are mostly stale, and keeps only the pairs frequent enough to matter soon.
+    const LEAN: bool;
+    /// Number of positions.
+    fn positions(&self) -> usize;
+    /// The id of the symbol that starts at `p`; NONE where none does. (The compact layout returns the id of
+    /// a symbol that *ends* at `p` too; that is harmless to the merge loop's checks, because a position that
+    /// started symbol `a` when an occurrence was recorded can later only end a symbol longer than `a` if `a`
+    /// was one unit long — so never a symbol with the id `a`.)
+    fn id(&self, p: u32) -> u32;
+    /// Start of the symbol after the symbol `id` that starts at `p`; NONE at the end of its word.
+    fn next(&self, p: u32, id: u32) -> u32;
+    /// Calls `f(p, id)` for every symbol, in order of position.
+    fn for_each_symbol(&self, f: impl FnMut(u32, u32));
+    /// Start of the symbol before the one that starts at `p`; NONE at the start of its word.
+    fn prev(&self, p: u32) -> u32;
+    /// Count of the word that position `p` belongs to.
+    fn count(&self, p: u32) -> i64;
+    /// Merges symbol `a` at `p` with symbol `b` at `q` (the next one) into `x`; `r` is the symbol after `b`.
+    fn merge(&mut self, p: u32, a: u32, q: u32, b: u32, r: u32, x: u32);
+    fn prefetch(&self, p: u32);
+    /// A merge made token `id`, `units` long (the compact layout keeps every token's length).
+    fn token_added(&mut self, id: u32, units: u32);
+}
+
+// -- slots --------------------------------------------------------------------------------------------------
+
+/// One unit position of the corpus of unique words.
+#[derive(Clone, Copy)]
+struct Slot {
+    /// Symbol id starting here; NONE inside a merged symbol.
+    id: u32,
+    /// Start of the next / previous symbol of the same word, or NONE.
+    next: u32,
+    prev: u32,
+    /// The count of the word this position belongs to.
+    count: i64,
+}
+
+/// All words in one flat array of slots (see the merge loop's performance notes).
+pub(super) struct Slots {
+    slots: Vec<Slot>,
+}
+
+impl Slots {
+    pub(super) fn new(input: &[(&str, u64)], vocab: &Vocab) -> Result<Slots> {
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut symbols = Vec::new();
+        for (word, count) in input {
+            symbols.clear();
+            initial_symbols(vocab, word, &mut symbols)?;
+            if symbols.len() < 2 {
+                continue; // nothing to merge, ever
+            }
+            let start = slots.len();
+            if start + symbols.len() >= NONE as usize {
+                return Err(too_many_units());
+            }
+            let count = i64::try_from(*count).unwrap_or(i64::MAX);
+            for (i, &s) in symbols.iter().enumerate() {
+                let pos = (start + i) as u32;
+                slots.push(Slot {
+                    id: s,
+                    prev: if i == 0 { NONE } else { pos - 1 },
+                    next: if i + 1 == symbols.len() { NONE } else { pos + 1 },
+                    count,
+                });
+            }
+        }
+        Ok(Slots { slots })
+    }
+}
+
+impl Layout for Slots {
+    const LEAN: bool = false;
+
+    fn positions(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[inline(always)]
+    fn id(&self, p: u32) -> u32 {
+        self.slots[p as usize].id
+    }
+
+    #[inline(always)]
+    fn next(&self, p: u32, _id: u32) -> u32 {
+        self.slots[p as usize].next
+    }
+
+    fn for_each_symbol(&self, mut f: impl FnMut(u32, u32)) {
+        for (p, slot) in self.slots.iter().enumerate() {
+            if slot.id != NONE {
+                f(p as u32, slot.id);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn prev(&self, p: u32) -> u32 {
+        self.slots[p as usize].prev
+    }
+
+    #[inline(always)]
+    fn count(&self, p: u32) -> i64 {
+        self.slots[p as usize].count
+    }
+
+    #[inline(always)]
+    fn merge(&mut self, p: u32, _a: u32, q: u32, _b: u32, r: u32, x: u32) {
+        self.slots[p as usize].id = x;
+        self.slots[p as usize].next = r;
+        self.slots[q as usize].id = NONE;
+        if r != NONE {
+            self.slots[r as usize].prev = p;
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, p: u32) {
+        prefetch(&self.slots[p as usize]);
+    }
+
+    fn token_added(&mut self, _id: u32, _units: u32) {}
+}
+
+// -- compact ------------------------------------------------------------------------------------------------
+
+/// A symbol id stored in 2 or 4 bytes; `DEAD` (all ones) marks positions where no symbol starts or ends.
+pub(super) trait Symbol: Copy + Eq + Send {
+    const DEAD: Self;
+    /// Largest token id this type can hold (DEAD excluded).
+    const MAX_ID: u32;
+    fn from_id(id: u32) -> Self;
+    fn id(self) -> u32;
+}
+
+impl Symbol for u16 {
+    const DEAD: u16 = u16::MAX;
+    const MAX_ID: u32 = u16::MAX as u32 - 1;
+    #[inline(always)]
+    fn from_id(id: u32) -> u16 {
+        id as u16
+    }
+    #[inline(always)]
+    fn id(self) -> u32 {
+        if self == u16::MAX { NONE } else { self as u32 }
+    }
+}
+
+impl Symbol for u32 {
+    const DEAD: u32 = u32::MAX;
+    const MAX_ID: u32 = u32::MAX - 1;
+    #[inline(always)]
+    fn from_id(id: u32) -> u32 {
+        id
+    }
+    #[inline(always)]
+    fn id(self) -> u32 {
+        self
+    }
+}
+
+/// Positions per entry of the word-count table's index.
+const COUNT_BLOCK_SHIFT: u32 = 6;
+
+/// The count of the word a position is in: all equal (`uniform`), or looked up by the word ends.
+struct WordCountIndex {
+    uniform: Option<i64>,
+    /// Per word: the position of the separator after it; ascending.
+    ends: Vec<u32>,
+    counts: Vec<i64>,
+    /// Per block of 2^COUNT_BLOCK_SHIFT positions: the first word that ends at or after the block's start.
+    block_word: Vec<u32>,
+}
+
+impl WordCountIndex {
+    #[inline(always)]
+    fn count(&self, p: u32) -> i64 {
+        if let Some(c) = self.uniform {
+            return c;
+        }
+        let mut w = self.block_word[(p >> COUNT_BLOCK_SHIFT) as usize] as usize;
+        while self.ends[w] < p {
+            w += 1;
+        }
+        self.counts[w]
+    }
+}
+
+/// Few long words: 2 or 4 bytes per unit (see the module notes).
+pub(super) struct Compact<T: Symbol> {
+    ids: Vec<T>,
+    /// Length in units of every token, by id.
+    units: Vec<u32>,
+    counts: WordCountIndex,
+}
+
+impl<T: Symbol> Compact<T> {
+    pub(super) fn new(input: &[(&str, u64)], vocab: &Vocab) -> Result<Compact<T>> {
+        let mapper = UnitMapper::new(vocab);
+        // Pass 1: the number of positions, so the id array is allocated once, at its exact size.
+        let mut total: usize = 1;
+        for (word, _) in input {
+            let n = mapper.unit_count(word);
+            if n >= 2 {
+                total += n + 1;
+            }
+        }
+        if total >= NONE as usize {
+            return Err(too_many_units());
+        }
+        let mut ids: Vec<T> = Vec::with_capacity(total);
+        ids.push(T::DEAD);
+        let mut ends = Vec::new();
+        let mut counts = Vec::new();
+        let mut scratch = Vec::new();
+        for (word, count) in input {
+            if mapper.unit_count(word) < 2 {
+                continue;
+            }
+            mapper.push_symbols(vocab, word, &mut ids, &mut scratch)?;
+            ends.push(ids.len() as u32);
+            counts.push(i64::try_from(*count).unwrap_or(i64::MAX));
+            ids.push(T::DEAD);
+        }
+        debug_assert_eq!(ids.len(), total);
+        let uniform = match counts.first() {
+            Some(&c) if counts.iter().all(|&x| x == c) => Some(c),
+            None => Some(0),
+            _ => None,
+        };
+        let mut block_word = Vec::new();
+        if uniform.is_none() {
+            let blocks = ids.len().div_ceil(1 << COUNT_BLOCK_SHIFT);
+            block_word.reserve_exact(blocks);
+            let mut w = 0usize;
+            for b in 0..blocks {
+                let start = (b << COUNT_BLOCK_SHIFT) as u32;
+                while w < ends.len() && ends[w] < start {
+                    w += 1;
+                }
+                block_word.push(w.min(ends.len().saturating_sub(1)) as u32);
+            }
+        } else {
+            ends = Vec::new();
+            counts = Vec::new();
+        }
+        let units = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
+        Ok(Compact { ids, units, counts: WordCountIndex { uniform, ends, counts, block_word } })
+    }
+}
+
+impl<T: Symbol> Layout for Compact<T> {
+    const LEAN: bool = true;
+
+    fn positions(&self) -> usize {
+        self.ids.len()
+    }
+
+    #[inline(always)]
+    fn id(&self, p: u32) -> u32 {
+        self.ids[p as usize].id()
+    }
+
+    #[inline(always)]
+    fn next(&self, p: u32, id: u32) -> u32 {
+        let e = p + self.units[id as usize];
+        if self.ids[e as usize] == T::DEAD { NONE } else { e }
+    }
+
+    fn for_each_symbol(&self, mut f: impl FnMut(u32, u32)) {
+        let mut p = 0usize;
+        while p < self.ids.len() {
+            let v = self.ids[p];
+            if v == T::DEAD {
+                p += 1; // a separator (inside a symbol is never reached: symbols are skipped whole)
+            } else {
+                f(p as u32, v.id());
+                p += self.units[v.id() as usize] as usize;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn prev(&self, p: u32) -> u32 {
+        let v = self.ids[p as usize - 1];
+        if v == T::DEAD { NONE } else { p - self.units[v.id() as usize] }
+    }
+
+    #[inline(always)]
+    fn count(&self, p: u32) -> i64 {
+        self.counts.count(p)
+    }
+
+    #[inline(always)]
+    fn merge(&mut self, p: u32, _a: u32, q: u32, b: u32, _r: u32, x: u32) {
+        let x = T::from_id(x);
+        let end = q + self.units[b as usize] - 1;
+        self.ids[p as usize] = x;
+        self.ids[end as usize] = x;
+        // `a`'s last position and `b`'s first are inside `x` now (unless they are its first and last).
+        if q - 1 != p {
+            self.ids[q as usize - 1] = T::DEAD;
+        }
+        if q != end {
+            self.ids[q as usize] = T::DEAD;
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, p: u32) {
+        prefetch(&self.ids[p as usize]);
+    }
+
+    fn token_added(&mut self, id: u32, units: u32) {
+        if self.units.len() <= id as usize {
+            self.units.resize(id as usize + 1, 1);
+        }
+        self.units[id as usize] = units.max(1);
+    }
+}
+
+// -- initial symbols ----------------------------------------------------------------------------------------
+
+fn too_many_units() -> Error {
+    Error::value(format!(
+        "the unique words of this corpus hold more than {} units, more than one training run can index; train \
+         on a sample of the corpus (BPE merges settle long before that)",
+        NONE - 2
+    ))
+}
+
+fn unknown_unit(word: &str, unit: &str) -> Error {
+    let shown: String = word.chars().take(40).collect();
+    Error::value(format!("internal error: unit {unit:?} of word {shown:?} has no base symbol"))
+}
+
+/// The initial symbols of a word (as `Vocab::initial_symbols`), or an internal error.
+fn initial_symbols(vocab: &Vocab, word: &str, out: &mut Vec<u32>) -> Result<()> {
+    vocab.initial_symbols(word, out).map_err(|u| unknown_unit(word, &u.unit))
+}
+
+/// Units → initial symbol ids without a hash lookup per unit, where markers do not depend on the position
+/// (a 100 Mbp genome is 10^8 units).
+struct UnitMapper {
+    /// Byte mode: every byte; char mode: ASCII characters. NONE: no symbol (and no unknown token).
+    table: [u32; 256],
+    /// Symbols do not depend on their position in the word (no `##` prefix, no end-of-word suffix).
+    plain: bool,
+    mode: Mode,
+}
+
+impl UnitMapper {
+    fn new(vocab: &Vocab) -> UnitMapper {
+        let plain = vocab.style.prefix.is_none() && vocab.style.suffix.is_none();
+        let mut table = [NONE; 256];
+        if plain {
+            let mut out = Vec::new();
+            let mut buf = [0u8; 4];
+            for (u, slot) in table.iter_mut().enumerate() {
+                let unit: &str = match vocab.style.mode {
+                    // A byte on its own is rarely valid UTF-8: look it up through the byte table.
+                    Mode::Byte => {
+                        if let Some(ids) = vocab.byte_ids() {
+                            *slot = if ids[u] != NONE { ids[u] } else { vocab.unk.unwrap_or(NONE) };
+                        }
+                        continue;
+                    }
+                    Mode::Char if u < 128 => (u as u8 as char).encode_utf8(&mut buf),
+                    Mode::Char => continue,
+                };
+                out.clear();
+                if vocab.initial_symbols(unit, &mut out).is_ok() && out.len() == 1 {
+                    *slot = out[0];
+                }
+            }
+        }
+        UnitMapper { table, plain, mode: vocab.style.mode }
+    }
+
+    fn unit_count(&self, word: &str) -> usize {
+        match self.mode {
+            Mode::Byte => word.len(),
+            Mode::Char => word.chars().count(),
+        }
+    }
+
+    fn push_symbols<T: Symbol>(
+        &self,
+        vocab: &Vocab,
+        word: &str,
+        ids: &mut Vec<T>,
+        scratch: &mut Vec<u32>,
+    ) -> Result<()> {
+        let fast = self.plain && (self.mode == Mode::Byte || word.is_ascii());
+        if fast {
+            for &b in word.as_bytes() {
+                let id = self.table[b as usize];
+                if id == NONE {
+                    return Err(unknown_unit(word, &String::from_utf8_lossy(&[b])));
+                }
+                ids.push(T::from_id(id));
+            }
+            return Ok(());
+        }
+        scratch.clear();
+        initial_symbols(vocab, word, scratch)?;
+        ids.extend(scratch.iter().map(|&id| T::from_id(id)));
+        Ok(())
+    }
+}
