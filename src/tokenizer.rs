@@ -241,10 +241,17 @@ impl Tokenizer {
                 if let Err(unknown) = fast.encode(piece.as_bytes(), &mut scratch, ids) {
                     let at = offset_in(whole, part, normalized, piece) + unknown.0;
                     let b = piece.as_bytes()[unknown.0];
-                    let unit = crate::vocab::UnknownUnit {
-                        unit: crate::vocab::BYTE_TO_CHAR[b as usize].to_string(),
-                        raw: vec![b],
-                        offset: unknown.0,
+                    let unit = match (self.vocab.style.mode, piece.get(unknown.0..).and_then(|s| s.chars().next())) {
+                        (Mode::Char, Some(c)) => crate::vocab::UnknownUnit {
+                            unit: c.to_string(),
+                            raw: c.to_string().into_bytes(),
+                            offset: unknown.0,
+                        },
+                        _ => crate::vocab::UnknownUnit {
+                            unit: crate::vocab::BYTE_TO_CHAR[b as usize].to_string(),
+                            raw: vec![b],
+                            offset: unknown.0,
+                        },
                     };
                     failure = Some(self.unknown_unit_error(&unit, whole, at));
                 }

@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap;
 
 use crate::vocab::Vocab;
 
-/// The fast piece encoder for a vocabulary, when it is byte-level without word markers (else None: the
-/// general path applies the merges symbol by symbol).
+/// The fast piece encoder for a vocabulary, when it has no word markers (else None: the general path
+/// applies the merges symbol by symbol).
 pub fn piece_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
     piece_encoder_by_rule(vocab, vocab.rank_by_bytes)
 }
@@ -19,7 +19,9 @@ pub fn piece_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
 /// The same with the merge rule given: `tiktoken_rule` (any split of a token merges into it, at its id) or the
 /// vocabulary's listed merges.
 pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece::PieceEncoder> {
-    let byte_ids = *vocab.byte_ids()?;
+    let Some(&byte_ids) = vocab.byte_ids() else {
+        return char_encoder(vocab);
+    };
     let tokens: Vec<Option<&[u8]>> =
         vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
     if tiktoken_rule {
@@ -35,10 +37,39 @@ pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece
                 }
             }
         }
-        return Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, true));
+        return Some(piece::PieceEncoder::new(piece::Units::Bytes(byte_ids), pairs, &tokens, vocab.unk, true, false));
     }
     let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
-    Some(piece::PieceEncoder::new(byte_ids, pairs, &tokens, vocab.unk, vocab.whole_pieces))
+    let units = piece::Units::Bytes(byte_ids);
+    Some(piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, false))
+}
+
+/// The fast piece encoder of a character-level vocabulary without word markers; it keeps `apply_merges`'
+/// rule (each rank at all its occurrences), so its ids are the general path's.
+fn char_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
+    use crate::vocab::Mode;
+    if vocab.style.mode != Mode::Char || vocab.style.prefix.is_some() || vocab.style.suffix.is_some() {
+        return None;
+    }
+    let mut ascii = [u32::MAX; 128];
+    let mut other = FxHashMap::default();
+    for (id, token) in vocab.tokens.iter().enumerate() {
+        let mut chars = token.display.chars();
+        let (Some(c), None) = (chars.next(), chars.next()) else { continue };
+        if token.special {
+            continue;
+        }
+        if c.is_ascii() {
+            ascii[c as usize] = id as u32;
+        } else {
+            other.insert(c, id as u32);
+        }
+    }
+    let tokens: Vec<Option<&[u8]>> =
+        vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
+    let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
+    let units = piece::Units::Chars { ascii, other };
+    Some(piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, true))
 }
 
 /// Merges `symbols` in place by rank.
@@ -74,6 +105,94 @@ pub fn apply_merges(symbols: &mut Vec<u32>, merge_rank: &FxHashMap<(u32, u32), (
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A character vocabulary trained on random words over `alphabet`.
+    fn char_vocab(alphabet: &[char], seed: u64, vocab_size: usize) -> Vocab {
+        use crate::train::{Alphabet, Silent, TieBreak, TrainConfig, train};
+        use crate::vocab::{Mode, SymbolStyle};
+        let mut x = seed;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let words: Vec<(String, u64)> =
+            (0..8).map(|_| ((0..300 + next() % 700).map(|_| alphabet[next() % alphabet.len()]).collect(), 1)).collect();
+        let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        let config = TrainConfig {
+            vocab_size,
+            style: SymbolStyle { mode: Mode::Char, prefix: None, suffix: None },
+            special_tokens: vec![],
+            unk_token: Some("[UNK]".into()),
+            alphabet: Alphabet::Corpus,
+            limit_alphabet: None,
+            min_frequency: 0,
+            max_token_length: None,
+            tie_break: TieBreak::FirstSeen,
+        };
+        train(&words, &config, &mut Silent).unwrap().vocab
+    }
+
+    #[test]
+    fn char_encoder_equals_the_general_path_at_every_length() {
+        for (seed, alphabet) in [(1u64, &['A', 'C', 'G', 'T'][..]), (2, &['a', 'b']), (3, &['a', 'é', '日', 'b'])] {
+            let vocab = char_vocab(alphabet, seed, 300);
+            let encoder = char_encoder(&vocab).expect("plain character vocabulary");
+            let mut scratch = piece::Scratch::default();
+            let mut x = seed;
+            for len in [1usize, 2, 5, 47, 48, 49, 200, 4095, 4096, 4097, 20_000] {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let text: String =
+                    (0..len).map(|i| alphabet[((x >> 20) as usize + i * (i + 7) / 3) % alphabet.len()]).collect();
+                let text = format!("{text}?"); // an unknown character too
+                let mut general = Vec::new();
+                vocab.initial_symbols(&text, &mut general).unwrap();
+                apply_merges(&mut general, &vocab.merge_rank);
+                let mut fast = Vec::new();
+                encoder.encode(text.as_bytes(), &mut scratch, &mut fast).unwrap();
+                assert_eq!(fast, general, "seed {seed} length {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn char_encoder_keeps_the_general_rule_when_merges_recreate_tokens() {
+        use crate::vocab::{Mode, SymbolStyle};
+        let style = SymbolStyle { mode: Mode::Char, prefix: None, suffix: None };
+        let base: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let mut v = Vocab::new(style, &[], None, &base).unwrap();
+        let (a, b, c) = (0, 1, 2);
+        // "abcabc" → a bc a bc; then (a, bc) recreates "abc", and (abc, a) ranks lower than it: the general
+        // rule merges both (a, bc) first (abc abc), a heap would merge (abc, a) in between (abca bc).
+        let bc = v.push_merge(b, c);
+        let ab = v.push_merge(a, b);
+        let abc = v.push_merge(ab, c);
+        v.push_merge(abc, a);
+        assert_eq!(v.push_merge(a, bc), abc); // recreated
+        v.push_merge(abc, ab);
+        v.push_merge(c, a);
+        let mut general = Vec::new();
+        v.initial_symbols("abcabc", &mut general).unwrap();
+        apply_merges(&mut general, &v.merge_rank);
+        assert_eq!(general, [abc, abc]);
+        let encoder = char_encoder(&v).unwrap();
+        let mut x = 5u64;
+        for len in [3usize, 6, 10, 40, 60, 500, 5000] {
+            for _ in 0..50 {
+                let text: String = (0..len)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ['a', 'b', 'c'][(x >> 40) as usize % 3]
+                    })
+                    .collect();
+                let mut general = Vec::new();
+                v.initial_symbols(&text, &mut general).unwrap();
+                apply_merges(&mut general, &v.merge_rank);
+                let mut fast = Vec::new();
+                encoder.encode(text.as_bytes(), &mut piece::Scratch::default(), &mut fast).unwrap();
+                assert_eq!(fast, general, "{text}");
+            }
+        }
+    }
 
     #[test]
     fn merges_apply_in_rank_order() {

@@ -1,4 +1,4 @@
-//! The fast path for byte-level vocabularies (no word markers): one piece of text → token ids.
+//! The fast path for byte-level and character-level vocabularies (no word markers): one piece → token ids.
 //!
 //! Performance notes:
 //! - Most pieces of ordinary text are a token as they are (" the", "ing"), so a piece is first looked up
@@ -16,6 +16,10 @@
 //!   Its hash comes from the same words. In front of it, each thread keeps a small direct-mapped table of
 //!   recent pieces (4096 slots, L2-resident): the big table's cache misses were a third of encoding.
 //! - Pieces that needed merging are remembered per thread (a bounded cache): rare words repeat.
+//! - Character-level vocabularies map each character to its id (ASCII by table, others by hash) and keep
+//!   the general path's rule — the lowest-ranked pair merges *at every occurrence*, left to right, before
+//!   the next rank is looked at — which can differ from the heap's order only when a merge recreates an
+//!   existing token. A chromosome is one piece: the bucket merge keeps it linear.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -32,10 +36,32 @@ const LINEAR_LIMIT: usize = 48;
 /// bound by cache misses: "a" × 10⁷ took 4 s).
 const HEAP_LIMIT: usize = 4096;
 
+/// The id of each unit of a piece: bytes, or characters.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one per encoder; boxing the table would add an indirection per byte
+pub enum Units {
+    /// Token id of each single byte; NONE when the byte has no token.
+    Bytes([u32; 256]),
+    /// Token id of each character: ASCII by table, others by hash; NONE / absent when it has no token.
+    Chars { ascii: [u32; 128], other: FxHashMap<char, u32> },
+}
+
+impl Units {
+    /// The id of a one-byte piece (NONE if it has no token).
+    #[inline]
+    fn single(&self, b: u8) -> u32 {
+        match self {
+            Units::Bytes(ids) => ids[b as usize],
+            Units::Chars { ascii, .. } => ascii.get(b as usize).copied().unwrap_or(NONE),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct PieceEncoder {
-    /// Token id of each single byte; NONE when the byte has no token.
-    byte_ids: [u32; 256],
+    units: Units,
+    /// The general path's rule (char mode): a rank merges at all its occurrences before the next rank.
+    all_occurrences: bool,
     /// `(left << 32) | right` → `(rank << 32) | result`.
     pairs: FxHashMap<u64, u64>,
     /// Byte strings that are one token and that BPE builds back into that token.
@@ -96,6 +122,9 @@ impl Key {
     }
 }
 
+/// How many positions ahead the bucket merge prefetches (a chromosome's symbols are far beyond the caches).
+const PREFETCH_DISTANCE: usize = 16;
+
 /// Slots of the per-thread front table.
 const FRONT_SLOTS: usize = 4096;
 
@@ -111,6 +140,7 @@ const CACHE_LIMIT: usize = 1 << 16;
 pub struct Scratch {
     symbols: Vec<Symbol>,
     heap: BinaryHeap<Reverse<(u32, u32)>>,
+    pending: Vec<Reverse<(u32, u32)>>,
     serial: u64,
     /// Recent whole-token pieces of up to 16 bytes: key → id (len 0 = empty slot).
     front: Vec<(Key, u32)>,
@@ -137,12 +167,14 @@ impl PieceEncoder {
     /// `tokens`: each token's bytes by id (None for special tokens and unused ids), for the whole-piece table.
     /// `whole_always`: a piece that is a token is that token, whatever BPE would make of it (tiktoken's rule);
     /// otherwise only tokens that BPE builds back from their bytes are looked up whole.
+    /// `all_occurrences`: merge each rank at all its occurrences before the next (character-level rule).
     pub fn new(
-        byte_ids: [u32; 256],
+        units: Units,
         pairs: impl IntoIterator<Item = (u32, u32, u32, u32)>,
         tokens: &[Option<&[u8]>],
         unk: Option<u32>,
         whole_always: bool,
+        all_occurrences: bool,
     ) -> PieceEncoder {
         let mut table = FxHashMap::default();
         for (left, right, rank, result) in pairs {
@@ -150,7 +182,7 @@ impl PieceEncoder {
             table.entry(pair_key(left, right)).or_insert(((rank as u64) << 32) | result as u64);
         }
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
-        let mut encoder = PieceEncoder { byte_ids, pairs: table, whole: HashTable::new(), unk, serial };
+        let mut encoder = PieceEncoder { units, all_occurrences, pairs: table, whole: HashTable::new(), unk, serial };
         let mut scratch = Scratch::default();
         let mut out = Vec::new();
         let mut whole = HashTable::new();
@@ -179,7 +211,7 @@ impl PieceEncoder {
     #[inline]
     pub fn encode(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
         if piece.len() == 1 {
-            return match self.byte_ids[piece[0] as usize] {
+            return match self.units.single(piece[0]) {
                 NONE => match self.unk {
                     Some(unk) => {
                         out.push(unk);
@@ -257,20 +289,87 @@ impl PieceEncoder {
         out: &mut Vec<u32>,
     ) -> Result<(), UnknownByte> {
         let start = out.len();
-        for (i, &b) in piece.iter().enumerate() {
-            match self.byte_ids[b as usize] {
-                NONE => out.push(self.unk.ok_or(UnknownByte(i))?),
-                id => out.push(id),
+        self.push_units(piece, out)?;
+        let n = out.len() - start;
+        if n <= LINEAR_LIMIT {
+            if self.all_occurrences {
+                self.merge_linear_all(out, start, limit);
+            } else {
+                self.merge_linear(out, start, limit);
             }
-        }
-        if piece.len() <= LINEAR_LIMIT {
-            self.merge_linear(out, start, limit);
-        } else if piece.len() <= HEAP_LIMIT {
+        } else if n <= HEAP_LIMIT {
             self.merge_heap(out, start, limit, scratch);
         } else {
             self.merge_buckets(out, start, limit, scratch);
         }
         Ok(())
+    }
+
+    /// Appends the id of each unit of `piece` (the unknown token for units without one, if there is one).
+    #[inline]
+    fn push_units(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+        match &self.units {
+            Units::Bytes(ids) => {
+                for (i, &b) in piece.iter().enumerate() {
+                    match ids[b as usize] {
+                        NONE => out.push(self.unk.ok_or(UnknownByte(i))?),
+                        id => out.push(id),
+                    }
+                }
+            }
+            Units::Chars { ascii, other } => {
+                let mut i = 0;
+                while i < piece.len() {
+                    let b = piece[i];
+                    let (id, len) = if b < 128 {
+                        (ascii[b as usize], 1)
+                    } else {
+                        // Pieces come from `str`s and tokens of a character vocabulary: valid UTF-8.
+                        let len = utf8_len(b);
+                        let c = std::str::from_utf8(&piece[i..(i + len).min(piece.len())])
+                            .ok()
+                            .and_then(|s| s.chars().next());
+                        (c.and_then(|c| other.get(&c).copied()).unwrap_or(NONE), len)
+                    };
+                    match id {
+                        NONE => out.push(self.unk.ok_or(UnknownByte(i))?),
+                        id => out.push(id),
+                    }
+                    i += len;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The general path's rule on a short piece: the lowest rank present merges at all its occurrences, left
+    /// to right; repeat.
+    fn merge_linear_all(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
+        loop {
+            let mut best: (u32, u32, u32, u32) = (NONE, NONE, NONE, NONE); // (rank, left, right, result)
+            for w in ids[start..].windows(2) {
+                let (rank, result) = self.rank(w[0], w[1], limit);
+                if rank < best.0 {
+                    best = (rank, w[0], w[1], result);
+                }
+            }
+            let (rank, left, right, result) = best;
+            if rank == NONE {
+                return;
+            }
+            let (mut read, mut write) = (start, start);
+            while read < ids.len() {
+                if read + 1 < ids.len() && ids[read] == left && ids[read + 1] == right {
+                    ids[write] = result;
+                    read += 2;
+                } else {
+                    ids[write] = ids[read];
+                    read += 1;
+                }
+                write += 1;
+            }
+            ids.truncate(write);
+        }
     }
 
     /// Repeatedly merges the lowest-ranked pair (leftmost among equals) of `ids[start..]`.
@@ -345,12 +444,15 @@ impl PieceEncoder {
             let mut interrupted = false;
             while done < positions.len() && !interrupted {
                 let pos = positions[done];
+                if let Some(&ahead) = positions.get(done + PREFETCH_DISTANCE) {
+                    crate::prefetch(&symbols[ahead as usize]);
+                }
                 done += 1;
                 let Some(new_pairs) = self.merge_at(symbols, pos, rank, limit) else { continue };
                 for (r, p) in new_pairs {
                     if r != NONE {
                         add(&mut buckets, &mut ranks, r, p);
-                        interrupted |= r < rank;
+                        interrupted |= r < rank && !self.all_occurrences;
                     }
                 }
             }
@@ -395,27 +497,50 @@ impl PieceEncoder {
         Some(new_pairs)
     }
 
-    /// The same, in O(n log n): a heap of (rank, position) over a linked list of symbols.
+    /// The same, in O(n log n): a heap of (rank, position) over a linked list of symbols. With
+    /// `all_occurrences`, pairs made while a rank is merged wait until that rank is done.
     fn merge_heap(&self, ids: &mut Vec<u32>, start: usize, limit: u32, scratch: &mut Scratch) {
         let n = ids.len() - start;
-        let Scratch { symbols, heap, .. } = scratch;
+        let Scratch { symbols, heap, pending, .. } = scratch;
         link(symbols, &ids[start..]);
         heap.clear();
+        pending.clear();
         for i in 0..n - 1 {
             let (rank, _) = self.rank(symbols[i].id, symbols[i + 1].id, limit);
             if rank != NONE {
                 heap.push(Reverse((rank, i as u32)));
             }
         }
-        while let Some(Reverse((rank, pos))) = heap.pop() {
+        let mut current = NONE;
+        loop {
+            if !pending.is_empty() && !matches!(heap.peek(), Some(Reverse((r, _))) if *r == current) {
+                heap.extend(pending.drain(..)); // rank `current` is done
+            }
+            let Some(Reverse((rank, pos))) = heap.pop() else { break };
+            current = rank;
             let Some(new_pairs) = self.merge_at(symbols, pos, rank, limit) else { continue };
             for (r, p) in new_pairs {
                 if r != NONE {
-                    heap.push(Reverse((r, p)));
+                    if self.all_occurrences {
+                        pending.push(Reverse((r, p)));
+                    } else {
+                        heap.push(Reverse((r, p)));
+                    }
                 }
             }
         }
         unlink(symbols, ids, start);
+    }
+}
+
+/// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
+#[inline]
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
     }
 }
 
@@ -450,7 +575,14 @@ mod tests {
         byte_ids[b'a' as usize] = 0;
         byte_ids[b'b' as usize] = 1;
         let tokens: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b"), Some(b"ab"), Some(b"abab"), Some(b"aa")];
-        PieceEncoder::new(byte_ids, [(0, 1, 0, 2), (2, 2, 1, 3), (0, 0, 2, 4)], &tokens, None, false)
+        PieceEncoder::new(
+            Units::Bytes(byte_ids),
+            [(0, 1, 0, 2), (2, 2, 1, 3), (0, 0, 2, 4)],
+            &tokens,
+            None,
+            false,
+            false,
+        )
     }
 
     fn encode(e: &PieceEncoder, s: &[u8]) -> Vec<u32> {
@@ -480,11 +612,11 @@ mod tests {
                 .collect();
             let mut by_heap = Vec::new();
             e.merge_heap_for_test(&piece, &mut by_heap);
-            let mut by_buckets: Vec<u32> = piece.iter().map(|&b| e.byte_ids[b as usize]).collect();
+            let mut by_buckets: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
             e.merge_buckets(&mut by_buckets, 0, NONE, &mut Scratch::default());
             assert_eq!(by_buckets, by_heap, "length {len}");
             // Linear merging of the same piece, chunk-free: run the linear algorithm on a Vec directly.
-            let mut linear: Vec<u32> = piece.iter().map(|&b| e.byte_ids[b as usize]).collect();
+            let mut linear: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
             e.merge_linear_unbounded(&mut linear);
             assert_eq!(by_heap, linear, "length {len}");
         }
@@ -498,7 +630,7 @@ mod tests {
 
     impl PieceEncoder {
         fn merge_heap_for_test(&self, piece: &[u8], out: &mut Vec<u32>) {
-            out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
+            out.extend(piece.iter().map(|&b| self.units.single(b)));
             self.merge_heap(out, 0, NONE, &mut Scratch::default());
         }
 

@@ -19,18 +19,6 @@ use crate::vocab::{Mode, Vocab};
 
 pub(super) const NONE: u32 = u32::MAX;
 
-/// Asks the CPU to start loading `item` into cache (no-op where there is no prefetch instruction).
-#[inline(always)]
-pub(super) fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults and has no visible effect but timing.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(item as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
-}
-
 /// The symbols of all words, laid end to end (in order of first appearance) by unit position.
 pub(super) trait Layout {
     /// Whether the merge loop saves memory over time (the compact layout exists for memory): it compacts
@@ -153,7 +141,7 @@ impl Layout for Slots {
 
     #[inline(always)]
     fn prefetch(&self, p: u32) {
-        prefetch(&self.slots[p as usize]);
+        crate::prefetch(&self.slots[p as usize]);
     }
 
     fn token_added(&mut self, _id: u32, _units: u32) {}
@@ -345,7 +333,7 @@ impl<T: Symbol> Layout for Compact<T> {
 
     #[inline(always)]
     fn prefetch(&self, p: u32) {
-        prefetch(&self.ids[p as usize]);
+        crate::prefetch(&self.ids[p as usize]);
     }
 
     fn token_added(&mut self, id: u32, units: u32) {
