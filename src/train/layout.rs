@@ -14,6 +14,7 @@
 //!   occurrence lists that are compacted when mostly stale, training holds ~6-8 bytes per base instead of
 //!   ~70.
 
+use super::occurrences::{DeltaList, OccurrenceList};
 use crate::error::{Error, Result};
 use crate::vocab::{Mode, Vocab};
 
@@ -24,6 +25,8 @@ pub(super) trait Layout {
     /// Whether the merge loop saves memory over time (the compact layout exists for memory): it compacts
     /// occurrence lists that are mostly stale, and keeps only the pairs frequent enough to matter soon.
     const LEAN: bool;
+    /// How pairs keep their occurrences.
+    type List: OccurrenceList;
     /// Number of positions.
     fn positions(&self) -> usize;
     /// The id of the symbol that starts at `p`; NONE where none does. (The compact layout returns the id of
@@ -96,6 +99,7 @@ impl Slots {
 
 impl Layout for Slots {
     const LEAN: bool = false;
+    type List = Vec<u32>;
 
     fn positions(&self) -> usize {
         self.slots.len()
@@ -276,6 +280,7 @@ impl<T: Symbol> Compact<T> {
 
 impl<T: Symbol> Layout for Compact<T> {
     const LEAN: bool = true;
+    type List = DeltaList;
 
     fn positions(&self) -> usize {
         self.ids.len()

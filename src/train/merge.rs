@@ -35,6 +35,7 @@
 use rustc_hash::FxHashMap;
 
 use super::layout::{Compact, Layout, NONE, Slots, Symbol};
+use super::occurrences::OccurrenceList;
 use super::{StopReason, TieBreak, TrainConfig};
 use crate::error::Result;
 use crate::vocab::Vocab;
@@ -43,6 +44,10 @@ use crate::vocab::Vocab;
 const PREFETCH_DISTANCE: usize = 16;
 /// A list is compacted when it holds more than this many entries and over half of them are stale.
 const COMPACT_MIN_ENTRIES: usize = 64;
+/// Lean runs recount pairs in a direct table (rather than a hash map) up to this many token ids.
+const RECOUNT_TABLE_LIMIT: usize = 768;
+/// Lean runs return freed memory to the OS after merging a pair whose list held at least this many bytes.
+const RELEASE_FROM_BYTES: usize = 1 << 16;
 /// Lean runs keep pairs counted at least (best count) / THRESHOLD_DIVISOR times...
 const THRESHOLD_DIVISOR: u64 = 8;
 /// ...or fewer, so that at least this many pairs per merge still to come are kept.
@@ -75,15 +80,15 @@ impl Engine {
 }
 
 /// Per-pair state.
-struct PairState {
+struct PairState<O: OccurrenceList> {
     left: u32,
     right: u32,
     /// Sum over the live occurrences of their word's count.
     count: i64,
     /// Positions of occurrences, ascending when `sorted`; may include occurrences that have gone since.
-    occurrences: Vec<u32>,
+    occurrences: O,
     /// Entries before `cursor` are known to have gone (used by the `first_seen` tie key).
-    cursor: u32,
+    cursor: O::Cursor,
     /// Number of live occurrences (entries added minus occurrences removed): how stale the list is.
     live: u32,
     /// The last merge step that added occurrences (so each step pushes one heap entry per pair).
@@ -91,6 +96,17 @@ struct PairState {
     sorted: bool,
     /// Queued for compaction at the end of the current merge.
     compact_pending: bool,
+}
+
+/// What a recount learns about one pair.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    count: u64,
+    /// Occurrences; u32::MAX marks a pair that is not counted.
+    n: u32,
+    last: u32,
+    /// Size of its occurrence list (see `OccurrenceList::cost`).
+    cost: usize,
 }
 
 /// A heap entry: a pair with its count and tie key when pushed.
@@ -160,7 +176,9 @@ struct Core<'c, L: Layout> {
     vocab: Vocab,
     layout: L,
     pair_index: FxHashMap<u64, u32>,
-    pairs: Vec<PairState>,
+    pairs: Vec<PairState<L::List>>,
+    /// Decoded positions of the pair being merged.
+    scratch: Vec<u32>,
     heap: Vec<Entry>,
     merge_counts: Vec<u64>,
     step: u32,
@@ -229,6 +247,7 @@ impl<'c, L: Layout> Core<'c, L> {
             layout,
             pair_index: FxHashMap::default(),
             pairs: Vec::new(),
+            scratch: Vec::new(),
             heap: Vec::new(),
             merge_counts: Vec::new(),
             step: 0,
@@ -241,6 +260,13 @@ impl<'c, L: Layout> Core<'c, L> {
             left_cache: NeighbourCache::default(),
             right_cache: NeighbourCache::default(),
         }
+    }
+
+    /// Whether a recount counts a pair: a pair of two base symbols can only be an initial pair; any other
+    /// was made by a merge.
+    fn recountable(&self, left: u32, right: u32) -> bool {
+        let base_end = (self.vocab.num_special + self.vocab.num_base) as u32;
+        if left < base_end && right < base_end { self.initial_ok(left, right) } else { self.allowed(left, right) }
     }
 
     /// Whether an initial pair (of base symbols) is counted.
@@ -304,12 +330,12 @@ impl<'c, L: Layout> Core<'c, L> {
                     state.count += self.layout.count(pos);
                     state.live += 1;
                 } else {
-                    state.occurrences.push(pos);
+                    state.occurrences.add(pos);
                 }
             }
             if pass == 0 {
                 for state in &mut self.pairs {
-                    state.occurrences.reserve_exact(state.live as usize);
+                    state.occurrences = L::List::with_capacity(state.live as usize);
                 }
             }
         }
@@ -381,10 +407,11 @@ impl<'c, L: Layout> Core<'c, L> {
         self.merge_counts.push(count);
         let state = &mut self.pairs[k as usize];
         if !state.sorted {
-            state.occurrences.sort_unstable();
-            state.occurrences.dedup();
+            state.occurrences.sort_dedup();
         }
-        let occurrences = std::mem::take(&mut state.occurrences);
+        let list = std::mem::take(&mut state.occurrences);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let occurrences = list.positions(&mut scratch);
         let mut left_cache = std::mem::take(&mut self.left_cache);
         let mut right_cache = std::mem::take(&mut self.right_cache);
         left_cache.fit(self.vocab.len());
@@ -413,14 +440,19 @@ impl<'c, L: Layout> Core<'c, L> {
             }
             self.layout.merge(p, a, q, b, r, x);
         }
-        drop(occurrences);
+        // A lean run hands big freed lists back to the OS at once (mimalloc would keep them a while, and
+        // RSS would climb by tens of MB through the first merges of a genome while the lists shrink).
+        let release = L::LEAN && list.heap_bytes() >= RELEASE_FROM_BYTES;
+        drop(list);
+        scratch.clear();
+        self.scratch = scratch; // kept: allocating it afresh for every merge leaves the allocator fragmented
         self.left_cache = left_cache;
         self.right_cache = right_cache;
         // Left-to-right merging leaves no adjacent (a, b).
         let state = &mut self.pairs[k as usize];
         state.count = 0;
         state.live = 0;
-        state.cursor = 0;
+        state.cursor = Default::default();
         state.sorted = true;
         if L::LEAN {
             self.forget_rare_newborns();
@@ -431,6 +463,9 @@ impl<'c, L: Layout> Core<'c, L> {
             }
         }
         self.compact_lists();
+        if release {
+            crate::release_freed_memory();
+        }
         if recreated && self.dropped {
             // Pairs with the recreated token gained occurrences; any of them may have been forgotten before
             // with a count that is now incomplete.
@@ -452,7 +487,7 @@ impl<'c, L: Layout> Core<'c, L> {
             let (left, right) = (state.left, state.right);
             state.count = 0;
             state.live = 0;
-            state.occurrences = Vec::new();
+            state.occurrences = Default::default();
             self.pair_index.remove(&key(left, right));
             self.free.push(k);
         }
@@ -469,9 +504,12 @@ impl<'c, L: Layout> Core<'c, L> {
         self.to_compact.clear();
         self.touched.clear();
         crate::release_freed_memory();
-        let base_end = (self.vocab.num_special + self.vocab.num_base) as u32;
-        // Pass 1: (count, occurrences) of every pair that may be counted.
-        let mut counts: FxHashMap<u64, (u64, u32)> = FxHashMap::default();
+        // Pass 1: count, occurrences, list size of every pair that may be counted — in a direct table while
+        // the vocabulary is small (a hash probe per position of a genome mispredicts), else hashed.
+        let width = self.vocab.len();
+        let direct = width <= RECOUNT_TABLE_LIMIT;
+        let mut table: Vec<Tally> = if direct { vec![Tally::default(); width * width] } else { Vec::new() };
+        let mut hashed: FxHashMap<u64, Tally> = FxHashMap::default();
         let layout = &self.layout;
         layout.for_each_symbol(|pos, left| {
             let next = layout.next(pos, left);
@@ -479,76 +517,85 @@ impl<'c, L: Layout> Core<'c, L> {
                 return;
             }
             let right = layout.id(next);
-            let count = layout.count(pos) as u64;
-            match counts.entry(key(left, right)) {
-                std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let (c, m) = e.get_mut();
-                    *c = c.saturating_add(count);
-                    *m += 1;
-                }
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    // A pair of two base symbols can only be an initial pair; any other was made by a merge.
-                    let ok = if left < base_end && right < base_end {
-                        self.initial_ok(left, right)
-                    } else {
-                        self.allowed(left, right)
-                    };
-                    if ok {
-                        e.insert((count, 1));
-                    }
-                }
+            let tally = if direct {
+                &mut table[left as usize * width + right as usize]
+            } else {
+                hashed.entry(key(left, right)).or_default()
+            };
+            if tally.n == 0 && !self.recountable(left, right) {
+                tally.n = u32::MAX;
+            }
+            if tally.n != u32::MAX {
+                tally.count = tally.count.saturating_add(layout.count(pos) as u64);
+                tally.cost += L::List::cost(tally.last, pos);
+                tally.last = pos;
+                tally.n += 1;
             }
         });
+        let mut tallies: Vec<(u64, Tally)> = if direct {
+            let counted = table.iter().enumerate().filter(|(_, t)| t.n != 0 && t.n != u32::MAX);
+            counted.map(|(i, t)| (key((i / width) as u32, (i % width) as u32), *t)).collect()
+        } else {
+            hashed.into_iter().filter(|(_, t)| t.n != u32::MAX).collect()
+        };
+        drop(table);
         // The threshold: an eighth of the best count, or lower so that enough pairs are kept.
         let remaining = self.config.vocab_size.saturating_sub(self.vocab.len()).max(1);
         let wanted = remaining.saturating_mul(KEPT_PER_MERGE);
-        let mut all: Vec<u64> = counts.values().map(|&(c, _)| c).collect();
-        let best = all.iter().copied().max().unwrap_or(0);
-        let kth = if all.len() > wanted {
-            let at = all.len() - wanted;
-            *all.select_nth_unstable(at).1
+        let best = tallies.iter().map(|t| t.1.count).max().unwrap_or(0);
+        let kth = if tallies.len() > wanted {
+            let at = tallies.len() - wanted;
+            tallies.select_nth_unstable_by_key(at, |t| t.1.count).1.1.count
         } else {
-            all.iter().copied().min().unwrap_or(1) // fewer pairs than wanted: keep them all
+            tallies.iter().map(|t| t.1.count).min().unwrap_or(1) // fewer pairs than wanted: keep them all
         };
-        drop(all);
         self.threshold = (best / THRESHOLD_DIVISOR).min(kth).max(1);
-        self.dropped = false;
-        let mut kept: Vec<(u64, u64, u32)> = Vec::new();
-        for (&k, &(count, m)) in &counts {
-            if count >= self.threshold {
-                kept.push((k, count, m));
-            } else {
-                self.dropped = true;
-            }
-        }
-        drop(counts);
-        kept.sort_unstable_by_key(|&(k, ..)| k); // a fixed order (the heap's order does not depend on it)
-        self.pairs.reserve_exact(kept.len());
-        for (k, count, m) in kept {
+        let before = tallies.len();
+        tallies.retain(|t| t.1.count >= self.threshold);
+        self.dropped = tallies.len() < before;
+        tallies.sort_unstable_by_key(|t| t.0); // a fixed order (the heap's order does not depend on it)
+        tallies.shrink_to_fit();
+        self.pairs.reserve_exact(tallies.len());
+        for (k, tally) in tallies {
             let index = self.pairs.len() as u32;
             self.pair_index.insert(k, index);
             self.pairs.push(PairState {
                 left: (k >> 32) as u32,
                 right: k as u32,
-                count: count.min(i64::MAX as u64) as i64,
-                occurrences: Vec::with_capacity(m as usize),
-                cursor: 0,
-                live: m,
+                count: tally.count.min(i64::MAX as u64) as i64,
+                occurrences: L::List::with_capacity(tally.cost),
+                cursor: Default::default(),
+                live: tally.n,
                 stamp: u32::MAX,
                 sorted: true,
                 compact_pending: false,
             });
         }
         // Pass 2: the positions of the kept pairs.
+        // The kept pairs' indices, in a direct table again while the vocabulary is small.
+        let mut indices: Vec<u32> = if direct { vec![NONE; width * width] } else { Vec::new() };
+        for (k, state) in self.pairs.iter().enumerate() {
+            if direct {
+                indices[state.left as usize * width + state.right as usize] = k as u32;
+            }
+        }
         let (layout, pairs, pair_index) = (&self.layout, &mut self.pairs, &self.pair_index);
         layout.for_each_symbol(|pos, left| {
             let next = layout.next(pos, left);
-            if next != NONE
-                && let Some(&k) = pair_index.get(&key(left, layout.id(next)))
-            {
-                pairs[k as usize].occurrences.push(pos);
+            if next == NONE {
+                return;
+            }
+            let right = layout.id(next);
+            let k = if direct {
+                indices[left as usize * width + right as usize]
+            } else {
+                pair_index.get(&key(left, right)).copied().unwrap_or(NONE)
+            };
+            if k != NONE {
+                pairs[k as usize].occurrences.add(pos);
             }
         });
+        drop(indices);
         for k in 0..self.pairs.len() as u32 {
             self.push_entry(k);
         }
@@ -565,17 +612,16 @@ impl<'c, L: Layout> Core<'c, L> {
             }
             let mut list = std::mem::take(&mut state.occurrences);
             if !state.sorted {
-                list.sort_unstable();
-                list.dedup();
+                list.sort_dedup();
             }
             let (a, b) = (state.left, state.right);
             let layout = &self.layout;
-            list.retain(|&p| occurs(layout, p, a, b));
-            list.shrink_to_fit();
+            list.keep(|p| occurs(layout, p, a, b));
+            list.shrink();
             let state = &mut self.pairs[k as usize];
-            state.live = list.len() as u32;
+            state.live = list.entries() as u32;
             state.sorted = true;
-            state.cursor = 0;
+            state.cursor = Default::default();
             state.occurrences = list;
         }
     }
@@ -637,8 +683,8 @@ impl<'c, L: Layout> Core<'c, L> {
                 left,
                 right,
                 count: 0,
-                occurrences: Vec::new(),
-                cursor: 0,
+                occurrences: Default::default(),
+                cursor: Default::default(),
                 live: 0,
                 stamp: u32::MAX,
                 sorted: true,
@@ -665,10 +711,10 @@ impl<'c, L: Layout> Core<'c, L> {
         let state = &mut self.pairs[k as usize];
         state.count += count;
         state.live += 1;
-        if state.occurrences.last().is_some_and(|&last| last > pos) {
+        if state.occurrences.last_entry().is_some_and(|last| last > pos) {
             state.sorted = false;
         }
-        state.occurrences.push(pos);
+        state.occurrences.add(pos);
         if state.stamp != self.step {
             state.stamp = self.step;
             self.touched.push(k);
@@ -683,14 +729,14 @@ impl<'c, L: Layout> Core<'c, L> {
         state.count -= count;
         state.live = state.live.saturating_sub(1);
         if state.count <= 0 {
-            state.occurrences = Vec::new();
-            state.cursor = 0;
+            state.occurrences = Default::default();
+            state.cursor = Default::default();
             state.live = 0;
             state.sorted = true;
         } else if L::LEAN
             && !state.compact_pending
-            && state.occurrences.len() > COMPACT_MIN_ENTRIES
-            && state.occurrences.len() > 2 * state.live as usize
+            && state.occurrences.entries() > COMPACT_MIN_ENTRIES
+            && state.occurrences.entries() > 2 * state.live as usize
         {
             state.compact_pending = true;
             self.to_compact.push(k);
@@ -701,18 +747,20 @@ impl<'c, L: Layout> Core<'c, L> {
     fn first_occurrence(&mut self, k: u32) -> Option<u32> {
         let state = &mut self.pairs[k as usize];
         if !state.sorted {
-            state.occurrences.sort_unstable();
-            state.occurrences.dedup();
+            state.occurrences.sort_dedup();
             state.sorted = true;
-            state.cursor = 0;
+            state.cursor = Default::default();
         }
         let (a, b) = (state.left, state.right);
-        while let Some(&p) = state.occurrences.get(state.cursor as usize) {
+        let mut cursor = state.cursor;
+        while let Some((p, after)) = state.occurrences.next(cursor) {
             if occurs(&self.layout, p, a, b) {
+                state.cursor = cursor;
                 return Some(p);
             }
-            state.cursor += 1;
+            cursor = after;
         }
+        state.cursor = cursor;
         None
     }
 

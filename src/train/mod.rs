@@ -16,8 +16,10 @@
 //!   twice; the merges it saves keep one copy.)
 
 pub mod counts;
+pub mod dna;
 mod layout;
 mod merge;
+mod occurrences;
 
 pub use merge::{Engine, Merger};
 
