@@ -9,12 +9,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::error::{Error, ErrorKind};
+use crate::formats::fasta::{self, Ambiguous, FastaReader, SequenceOptions};
 use crate::formats::native;
 use crate::pretokenize::Pattern;
 use crate::progress::Progress;
 use crate::tokenizer::{SpecialPolicy, Tokenizer};
 use crate::train::counts::{Utf8Errors, WordCounter};
-use crate::train::{self, Alphabet, StopReason, TieBreak, TrainConfig};
+use crate::train::dna::{self, SequenceStats};
+use crate::train::{self, Alphabet, Engine, StopReason, TieBreak, TrainConfig};
 use crate::vocab::{Mode, SymbolStyle};
 
 fn to_py(err: Error) -> PyErr {
@@ -117,6 +119,59 @@ impl WordCounts {
         })
     }
 
+    /// Counts the cleaned pieces of nucleotide sequences (each piece one word, followed by its reverse
+    /// complement if asked). `first` is the index of the first sequence, for messages. Returns (records,
+    /// pieces, bases) counted.
+    #[allow(clippy::too_many_arguments)]
+    fn add_sequences(
+        &self,
+        py: Python<'_>,
+        sequences: Vec<String>,
+        first: usize,
+        uppercase: bool,
+        ambiguous: &str,
+        chunk_length: Option<usize>,
+        reverse_complement: bool,
+    ) -> PyResult<(u64, u64, u64)> {
+        let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut stats = SequenceStats::default();
+                for (i, seq) in sequences.into_iter().enumerate() {
+                    fasta::check_sequence(seq.as_bytes(), &format!("sequence {}", first + i))?;
+                    let name = format!("sequence {}", first + i);
+                    dna::add_sequence(&mut counter, &name, seq.into_bytes(), &options, reverse_complement, &mut stats)?;
+                }
+                lock(&self.progress).bytes(counter.bytes_seen)?;
+                Ok((stats.records, stats.pieces, stats.bases))
+            })
+        })
+    }
+
+    /// Reads a FASTA/FASTQ file (plain or gzip) and counts the cleaned pieces of its records. Returns
+    /// (records, pieces, bases) counted.
+    fn add_fasta(
+        &self,
+        py: Python<'_>,
+        path: String,
+        uppercase: bool,
+        ambiguous: &str,
+        chunk_length: Option<usize>,
+        reverse_complement: bool,
+    ) -> PyResult<(u64, u64, u64)> {
+        let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
+                let stats =
+                    dna::add_fasta(&mut counter, &path, &options, reverse_complement, |bases| progress.bytes(bases))?;
+                Ok((stats.records, stats.pieces, stats.bases))
+            })
+        })
+    }
+
     /// Adds words counted elsewhere, taken as they are.
     fn add_counted(&self, words: Vec<(String, u64)>) -> PyResult<()> {
         let mut counter = self.counter();
@@ -145,11 +200,78 @@ impl WordCounts {
     }
 }
 
+fn sequence_options(uppercase: bool, ambiguous: &str, chunk_length: Option<usize>) -> PyResult<SequenceOptions> {
+    let ambiguous = Ambiguous::parse(ambiguous).map_err(to_py)?;
+    if chunk_length == Some(0) {
+        return Err(PyValueError::new_err("chunk_length must be None (whole sequences) or an int >= 1"));
+    }
+    Ok(SequenceOptions { uppercase, ambiguous, chunk_length })
+}
+
+/// FASTA/FASTQ records, read one at a time: an iterator of (name, sequence), sequences cleaned and cut.
+#[pyclass(module = "bytepair._core")]
+pub struct FastaRecords {
+    reader: Mutex<FastaReader>,
+    options: SequenceOptions,
+    pending: Mutex<std::collections::VecDeque<(String, String)>>,
+}
+
+#[pymethods]
+impl FastaRecords {
+    #[new]
+    fn new(path: String, uppercase: bool, ambiguous: &str, chunk_length: Option<usize>) -> PyResult<Self> {
+        let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        let reader = guarded(|| FastaReader::open(&path))?;
+        Ok(FastaRecords { reader: Mutex::new(reader), options, pending: Mutex::new(Default::default()) })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<(String, String)>> {
+        loop {
+            if let Some(piece) = lock(&self.pending).pop_front() {
+                return Ok(Some(piece));
+            }
+            let done = py.detach(|| {
+                guarded(|| {
+                    let mut reader = lock(&self.reader);
+                    let Some((name, seq)) = reader.next_record()? else { return Ok(true) };
+                    let mut pending = lock(&self.pending);
+                    fasta::pieces(&name, seq, &self.options, |name, piece| {
+                        pending.push_back((name, String::from_utf8(piece).expect("sequences are ASCII")));
+                        Ok(())
+                    })?;
+                    Ok(false)
+                })
+            })?;
+            if done {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Records read so far.
+    #[getter]
+    fn records(&self) -> u64 {
+        lock(&self.reader).records
+    }
+
+    /// Bases read so far (before cleaning).
+    #[getter]
+    fn bases(&self) -> u64 {
+        lock(&self.reader).bases
+    }
+}
+
 /// Trains a tokenizer from counted words. Returns the tokenizer and why training stopped
-/// ("done", "no_pairs_left" or "min_frequency").
+/// ("done", "no_pairs_left" or "min_frequency"). `engine` chooses the merge loop's layout ("auto", "slots",
+/// "compact"); the merges are the same (tests compare them).
 #[pyfunction]
 #[pyo3(signature = (counts, vocab_size, mode, alphabet, extra_alphabet, unk_token, continuing_subword_prefix,
-                    end_of_word_suffix, min_frequency, max_token_length, tie_break, progress, limit_alphabet=None))]
+                    end_of_word_suffix, min_frequency, max_token_length, tie_break, progress, limit_alphabet=None,
+                    engine="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn train_counts(
     py: Python<'_>,
@@ -166,8 +288,10 @@ fn train_counts(
     tie_break: &str,
     progress: bool,
     limit_alphabet: Option<usize>,
+    engine: &str,
 ) -> PyResult<(CoreTokenizer, &'static str)> {
     let mode = Mode::parse(mode).map_err(to_py)?;
+    let engine = Engine::parse(engine).map_err(to_py)?;
     let tie_break = TieBreak::parse(tie_break).map_err(to_py)?;
     let alphabet = match (alphabet, extra_alphabet.is_empty()) {
         ("all", _) if mode == Mode::Byte => Alphabet::All,
@@ -194,7 +318,7 @@ fn train_counts(
                 // Training consumes the counts: the words are freed before the merge loop grows.
                 let counts = counter.take_words()?;
                 let words: Vec<(&str, u64)> = counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-                train::prepare(&words, &config)?
+                train::prepare_with(&words, &config, engine)?
             };
             let mut display = Progress::new(progress, None, check_signals);
             let trained = merger.run(&mut display)?;
@@ -525,6 +649,7 @@ impl CoreTokenizer {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WordCounts>()?;
     m.add_class::<CoreTokenizer>()?;
+    m.add_class::<FastaRecords>()?;
     m.add_function(wrap_pyfunction!(train_counts, m)?)?;
     Ok(())
 }

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Literal, Union
 
 from . import _core
+from .dna import DnaStats, FastaRecord, dna_stats, iter_fasta, read_fasta, reverse_complement, train_dna
 
 __version__ = "0.1.0"
-__all__ = ["Tokenizer", "train", "train_from_counts", "__version__"]
+__all__ = ["Tokenizer", "train", "train_from_counts", "__version__",
+           "train_dna", "read_fasta", "iter_fasta", "FastaRecord", "reverse_complement", "dna_stats", "DnaStats"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 Corpus = Union[PathLike, Iterable[Union[str, "os.PathLike[str]"]]]
@@ -832,6 +834,9 @@ def _corpus_items(corpus: object) -> Iterator[tuple[str, object]]:
         if isinstance(item, str):
             batch.append(item)
             size += len(item)
+        elif isinstance(item, FastaRecord):  # a tuple (name, sequence): train on the sequence only
+            batch.append(item.sequence)
+            size += len(item.sequence)
         elif isinstance(item, (list, tuple)) and all(isinstance(x, str) for x in item):
             batch.extend(item)  # a batch of texts, as HF's train_from_iterator accepts
             size += sum(map(len, item))

@@ -364,6 +364,23 @@ impl WordCounter {
         })
     }
 
+    /// `add_counted_word` for a word the caller owns (a chromosome need not be copied).
+    pub fn add_counted_owned(&mut self, word: String, count: u64) -> Result<()> {
+        self.flush()?;
+        if count == 0 || word.is_empty() {
+            return Ok(());
+        }
+        let word = if self.lowercase { word.to_lowercase() } else { word };
+        self.bytes_seen += word.len() as u64;
+        match self.words.get_mut(word.as_str()) {
+            Some(c) => *c = c.saturating_add(count),
+            None => {
+                self.words.insert(word, count);
+            }
+        }
+        Ok(())
+    }
+
     /// Adds a word counted elsewhere (taken as one piece: it is not pre-tokenized again).
     pub fn add_counted_word(&mut self, word: &str, count: u64) -> Result<()> {
         self.flush()?;
