@@ -177,7 +177,8 @@ def train_dna(
     chunk_length: cut sequences into windows of this many bases before training (e.g. 1000), as DNABERT-2
         does; None trains on whole sequences (a chromosome is one word — still linear time).
     reverse_complement: count both strands: each sequence (window) is followed by its reverse complement, so
-        the vocabulary does not depend on which strand the file holds. Training input doubles.
+        pair counts do not depend on which strand the file holds (nor does the vocabulary with tie_break="hf"
+        or "lexicographic"; "first_seen" breaks ties by order of appearance). Training input doubles.
     tie_break, min_frequency, max_token_length, threads, progress: as in `bytepair.train`.
 
     Encoding a sequence afterwards is linear in its length, even for a whole chromosome:
