@@ -1,7 +1,8 @@
 # bytepair — the two commands for a fresh machine:
 #   make demo   set up .venv, build the release extension, train on the Python stdlib sources, show the result
 #   make test   set up .venv with the test dependencies, build, run cargo test and pytest
-# and: make build (just the extension into .venv), make bench (training), make bench-encode (encoding), make clean.
+# and: make build (just the extension into .venv), make bench (training), make bench-encode (encoding),
+# make bench-genome (DNA: E. coli and synthetic genomes vs HF tokenizers and SentencePiece), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -14,7 +15,7 @@ BENCH_DEPS := $(VENV)/.bench-deps
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test build bench bench-encode clean rust-test py-test
+.PHONY: demo test build bench bench-encode bench-genome clean rust-test py-test
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
@@ -28,6 +29,10 @@ build: $(BUILT)
 # make bench BENCH_ARGS=--quick (or --case dna, --only hf, ...): see bench/train.py.
 bench: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/train.py $(BENCH_ARGS)
+
+# make bench-genome GENOME_ARGS=--quick (or --case scaling, --only bytepair-fasta, ...): see bench/genome.py.
+bench-genome: $(BUILT) $(BENCH_DEPS)
+	$(PY) bench/genome.py $(GENOME_ARGS)
 
 # make bench-encode ENCODE_ARGS=--quick (or --case worst, --only tiktoken, --encoding gpt2, ...): see bench/encode.py.
 bench-encode: $(BUILT) $(BENCH_DEPS)

@@ -36,8 +36,8 @@ pub(super) trait Layout {
     fn id(&self, p: u32) -> u32;
     /// Start of the symbol after the symbol `id` that starts at `p`; NONE at the end of its word.
     fn next(&self, p: u32, id: u32) -> u32;
-    /// Calls `f(p, id)` for every symbol, in order of position.
-    fn for_each_symbol(&self, f: impl FnMut(u32, u32));
+    /// Calls `f(p, left, right)` for every pair of adjacent symbols (`left` at `p`), in order of position.
+    fn for_each_pair(&self, f: impl FnMut(u32, u32, u32));
     /// Start of the symbol before the one that starts at `p`; NONE at the start of its word.
     fn prev(&self, p: u32) -> u32;
     /// Count of the word that position `p` belongs to.
@@ -115,10 +115,10 @@ impl Layout for Slots {
         self.slots[p as usize].next
     }
 
-    fn for_each_symbol(&self, mut f: impl FnMut(u32, u32)) {
+    fn for_each_pair(&self, mut f: impl FnMut(u32, u32, u32)) {
         for (p, slot) in self.slots.iter().enumerate() {
-            if slot.id != NONE {
-                f(p as u32, slot.id);
+            if slot.id != NONE && slot.next != NONE {
+                f(p as u32, slot.id, self.slots[slot.next as usize].id);
             }
         }
     }
@@ -297,16 +297,22 @@ impl<T: Symbol> Layout for Compact<T> {
         if self.ids[e as usize] == T::DEAD { NONE } else { e }
     }
 
-    fn for_each_symbol(&self, mut f: impl FnMut(u32, u32)) {
+    fn for_each_pair(&self, mut f: impl FnMut(u32, u32, u32)) {
+        // Symbols are skipped whole, so only symbol starts and separators are read (one length per symbol).
+        let n = self.ids.len();
         let mut p = 0usize;
-        while p < self.ids.len() {
-            let v = self.ids[p];
-            if v == T::DEAD {
-                p += 1; // a separator (inside a symbol is never reached: symbols are skipped whole)
-            } else {
-                f(p as u32, v.id());
-                p += self.units[v.id() as usize] as usize;
+        while p < n {
+            let left = self.ids[p];
+            if left == T::DEAD {
+                p += 1; // a separator
+                continue;
             }
+            let q = p + self.units[left.id() as usize] as usize;
+            let right = self.ids[q];
+            if right != T::DEAD {
+                f(p as u32, left.id(), right.id());
+            }
+            p = q;
         }
     }
 

@@ -29,8 +29,10 @@
 //!   best pair kept is at or above it, it is the true best. When the best kept pair falls below it, all pairs
 //!   are recounted from the symbols (one pass, O(n)) and the threshold lowered — to an eighth of the best
 //!   count, or lower so that at least four pairs per merge still to come are kept; a handful of rescans per
-//!   run. Lists are also compacted once more than half of their entries are stale, and initial lists are
-//!   allocated at their exact size, so memory stays a few bytes per unit.
+//!   run. Lists keep their stale entries (checking them one by one costs a cache miss each: compacting lists
+//!   was a quarter of the time) until the pair is merged or the next recount, which rebuilds every list at
+//!   its exact size from one sequential pass over the symbols; one is forced when the lists have grown by
+//!   as many entries as they started with. Memory stays a few bytes per unit.
 
 use rustc_hash::FxHashMap;
 
@@ -42,10 +44,15 @@ use crate::vocab::Vocab;
 
 /// How many occurrences ahead the merge loop prefetches (enough to cover a memory access, measured).
 const PREFETCH_DISTANCE: usize = 16;
-/// A list is compacted when it holds more than this many entries and over half of them are stale.
-const COMPACT_MIN_ENTRIES: usize = 64;
-/// Lean runs recount pairs in a direct table (rather than a hash map) up to this many token ids.
+/// Lean runs recount (rebuilding every list without its stale entries) once this many entries were added
+/// since the last recount, or as many as it left, whichever is more.
+const RECOUNT_FROM_ADDED: u64 = 1 << 16;
+/// Lean runs recount pairs in a direct table (rather than a hash map) up to this many token ids. (The unit
+/// tests, whose vocabularies are small, use a small limit so that both ways are exercised.)
+#[cfg(not(test))]
 const RECOUNT_TABLE_LIMIT: usize = 768;
+#[cfg(test)]
+const RECOUNT_TABLE_LIMIT: usize = 8;
 /// Lean runs return freed memory to the OS after merging a pair whose list held at least this many bytes.
 const RELEASE_FROM_BYTES: usize = 1 << 16;
 /// Lean runs keep pairs counted at least (best count) / THRESHOLD_DIVISOR times...
@@ -89,13 +96,9 @@ struct PairState<O: OccurrenceList> {
     occurrences: O,
     /// Entries before `cursor` are known to have gone (used by the `first_seen` tie key).
     cursor: O::Cursor,
-    /// Number of live occurrences (entries added minus occurrences removed): how stale the list is.
-    live: u32,
     /// The last merge step that added occurrences (so each step pushes one heap entry per pair).
     stamp: u32,
     sorted: bool,
-    /// Queued for compaction at the end of the current merge.
-    compact_pending: bool,
 }
 
 /// What a recount learns about one pair.
@@ -183,8 +186,9 @@ struct Core<'c, L: Layout> {
     merge_counts: Vec<u64>,
     step: u32,
     touched: Vec<u32>,
-    /// Pairs whose lists are to be compacted at the end of the current merge.
-    to_compact: Vec<u32>,
+    /// Lean runs: list entries left by the last recount, and added since.
+    entries_recounted: u64,
+    entries_added: u64,
     /// Lean runs: pairs counted fewer times than this are not kept (1: every pair is kept).
     threshold: u64,
     /// Lean runs: some pair with a count below `threshold` has been left out since the last recount.
@@ -252,7 +256,8 @@ impl<'c, L: Layout> Core<'c, L> {
             merge_counts: Vec::new(),
             step: 0,
             touched: Vec::new(),
-            to_compact: Vec::new(),
+            entries_recounted: 0,
+            entries_added: 0,
             threshold: 1,
             dropped: false,
             born: Vec::new(),
@@ -310,6 +315,7 @@ impl<'c, L: Layout> Core<'c, L> {
         let base = self.vocab.len();
         let mut table = if base <= DIRECT_TABLE_LIMIT { vec![NONE - 1; base * base] } else { Vec::new() };
         let n = self.layout.positions() as u32;
+        let mut sizes: Vec<u32> = Vec::new();
         for pass in 0..2 {
             for pos in 0..n {
                 let left = self.layout.id(pos);
@@ -328,14 +334,15 @@ impl<'c, L: Layout> Core<'c, L> {
                 let state = &mut self.pairs[k as usize];
                 if pass == 0 {
                     state.count += self.layout.count(pos);
-                    state.live += 1;
+                    sizes.resize(self.pairs.len(), 0);
+                    sizes[k as usize] += 1;
                 } else {
                     state.occurrences.add(pos);
                 }
             }
             if pass == 0 {
-                for state in &mut self.pairs {
-                    state.occurrences = L::List::with_capacity(state.live as usize);
+                for (state, &size) in self.pairs.iter_mut().zip(&sizes) {
+                    state.occurrences = L::List::with_capacity(size as usize);
                 }
             }
         }
@@ -368,7 +375,12 @@ impl<'c, L: Layout> Core<'c, L> {
             if live <= 0 {
                 continue;
             }
+            // A tie key only matters against an equal count: when every other entry counts less (entries
+            // never count less than their pair), the first occurrence need not be looked up (perf: the scan
+            // reads symbols far apart, a cache miss per stale entry).
+            let tie_matters = self.heap.first().is_some_and(|next| next.count >= top.count);
             let live_tie = match self.config.tie_break {
+                TieBreak::FirstSeen if live as u64 == top.count && !tie_matters => top.tie,
                 TieBreak::FirstSeen => match self.first_occurrence(top.pair) {
                     Some(pos) => pos as u64,
                     None => continue,
@@ -451,7 +463,6 @@ impl<'c, L: Layout> Core<'c, L> {
         // Left-to-right merging leaves no adjacent (a, b).
         let state = &mut self.pairs[k as usize];
         state.count = 0;
-        state.live = 0;
         state.cursor = Default::default();
         state.sorted = true;
         if L::LEAN {
@@ -462,7 +473,6 @@ impl<'c, L: Layout> Core<'c, L> {
                 self.push_entry(k);
             }
         }
-        self.compact_lists();
         if release {
             crate::release_freed_memory();
         }
@@ -470,6 +480,8 @@ impl<'c, L: Layout> Core<'c, L> {
             // Pairs with the recreated token gained occurrences; any of them may have been forgotten before
             // with a count that is now incomplete.
             self.recount();
+        } else if L::LEAN && self.entries_added > self.entries_recounted.max(RECOUNT_FROM_ADDED) {
+            self.recount(); // the lists have doubled: drop their stale entries
         }
     }
 
@@ -486,7 +498,6 @@ impl<'c, L: Layout> Core<'c, L> {
             }
             let (left, right) = (state.left, state.right);
             state.count = 0;
-            state.live = 0;
             state.occurrences = Default::default();
             self.pair_index.remove(&key(left, right));
             self.free.push(k);
@@ -501,7 +512,6 @@ impl<'c, L: Layout> Core<'c, L> {
         self.heap = Vec::new();
         self.free.clear();
         self.born.clear();
-        self.to_compact.clear();
         self.touched.clear();
         crate::release_freed_memory();
         // Pass 1: count, occurrences, list size of every pair that may be counted — in a direct table while
@@ -509,34 +519,39 @@ impl<'c, L: Layout> Core<'c, L> {
         let width = self.vocab.len();
         let direct = width <= RECOUNT_TABLE_LIMIT;
         let mut table: Vec<Tally> = if direct { vec![Tally::default(); width * width] } else { Vec::new() };
-        let mut hashed: FxHashMap<u64, Tally> = FxHashMap::default();
+        // Hashed: only (count, occurrences) per pair — late in a run there can be millions of pairs; lists then
+        // start at a lower bound of their size and are trimmed after they are filled.
+        let mut hashed: FxHashMap<u64, (u64, u32)> = FxHashMap::default();
         let layout = &self.layout;
-        layout.for_each_symbol(|pos, left| {
-            let next = layout.next(pos, left);
-            if next == NONE {
+        layout.for_each_pair(|pos, left, right| {
+            if direct {
+                let tally = &mut table[left as usize * width + right as usize];
+                if tally.n == 0 && !self.recountable(left, right) {
+                    tally.n = u32::MAX;
+                }
+                if tally.n != u32::MAX {
+                    tally.count = tally.count.saturating_add(layout.count(pos) as u64);
+                    tally.cost += L::List::cost(tally.last, pos);
+                    tally.last = pos;
+                    tally.n += 1;
+                }
                 return;
             }
-            let right = layout.id(next);
-            let tally = if direct {
-                &mut table[left as usize * width + right as usize]
-            } else {
-                hashed.entry(key(left, right)).or_default()
-            };
-            if tally.n == 0 && !self.recountable(left, right) {
-                tally.n = u32::MAX;
+            let (count, n) = hashed.entry(key(left, right)).or_default();
+            if *n == 0 && !self.recountable(left, right) {
+                *n = u32::MAX;
             }
-            if tally.n != u32::MAX {
-                tally.count = tally.count.saturating_add(layout.count(pos) as u64);
-                tally.cost += L::List::cost(tally.last, pos);
-                tally.last = pos;
-                tally.n += 1;
+            if *n != u32::MAX {
+                *count = count.saturating_add(layout.count(pos) as u64);
+                *n += 1;
             }
         });
         let mut tallies: Vec<(u64, Tally)> = if direct {
             let counted = table.iter().enumerate().filter(|(_, t)| t.n != 0 && t.n != u32::MAX);
             counted.map(|(i, t)| (key((i / width) as u32, (i % width) as u32), *t)).collect()
         } else {
-            hashed.into_iter().filter(|(_, t)| t.n != u32::MAX).collect()
+            let counted = hashed.into_iter().filter(|(_, (_, n))| *n != u32::MAX);
+            counted.map(|(k, (count, n))| (k, Tally { count, n, last: 0, cost: n as usize })).collect()
         };
         drop(table);
         // The threshold: an eighth of the best count, or lower so that enough pairs are kept.
@@ -556,6 +571,8 @@ impl<'c, L: Layout> Core<'c, L> {
         tallies.sort_unstable_by_key(|t| t.0); // a fixed order (the heap's order does not depend on it)
         tallies.shrink_to_fit();
         self.pairs.reserve_exact(tallies.len());
+        self.entries_recounted = tallies.iter().map(|t| t.1.n as u64).sum();
+        self.entries_added = 0;
         for (k, tally) in tallies {
             let index = self.pairs.len() as u32;
             self.pair_index.insert(k, index);
@@ -565,10 +582,8 @@ impl<'c, L: Layout> Core<'c, L> {
                 count: tally.count.min(i64::MAX as u64) as i64,
                 occurrences: L::List::with_capacity(tally.cost),
                 cursor: Default::default(),
-                live: tally.n,
                 stamp: u32::MAX,
                 sorted: true,
-                compact_pending: false,
             });
         }
         // Pass 2: the positions of the kept pairs.
@@ -580,12 +595,7 @@ impl<'c, L: Layout> Core<'c, L> {
             }
         }
         let (layout, pairs, pair_index) = (&self.layout, &mut self.pairs, &self.pair_index);
-        layout.for_each_symbol(|pos, left| {
-            let next = layout.next(pos, left);
-            if next == NONE {
-                return;
-            }
-            let right = layout.id(next);
+        layout.for_each_pair(|pos, left, right| {
             let k = if direct {
                 indices[left as usize * width + right as usize]
             } else {
@@ -596,33 +606,15 @@ impl<'c, L: Layout> Core<'c, L> {
             }
         });
         drop(indices);
+        if !direct {
+            for state in &mut self.pairs {
+                if state.occurrences.heap_bytes() > 4096 {
+                    state.occurrences.shrink();
+                }
+            }
+        }
         for k in 0..self.pairs.len() as u32 {
             self.push_entry(k);
-        }
-    }
-
-    /// Drops the stale entries of the lists queued by `remove_occurrence_of`, and gives their spare capacity
-    /// back. Each entry is dropped at most once, so this costs O(1) per occurrence ever recorded.
-    fn compact_lists(&mut self) {
-        for k in std::mem::take(&mut self.to_compact) {
-            let state = &mut self.pairs[k as usize];
-            state.compact_pending = false;
-            if state.count <= 0 {
-                continue; // its list is gone already
-            }
-            let mut list = std::mem::take(&mut state.occurrences);
-            if !state.sorted {
-                list.sort_dedup();
-            }
-            let (a, b) = (state.left, state.right);
-            let layout = &self.layout;
-            list.keep(|p| occurs(layout, p, a, b));
-            list.shrink();
-            let state = &mut self.pairs[k as usize];
-            state.live = list.entries() as u32;
-            state.sorted = true;
-            state.cursor = Default::default();
-            state.occurrences = list;
         }
     }
 
@@ -685,10 +677,8 @@ impl<'c, L: Layout> Core<'c, L> {
                 count: 0,
                 occurrences: Default::default(),
                 cursor: Default::default(),
-                live: 0,
                 stamp: u32::MAX,
                 sorted: true,
-                compact_pending: false,
             };
             if self.free.pop().is_some() {
                 self.pairs[k as usize] = state;
@@ -710,7 +700,9 @@ impl<'c, L: Layout> Core<'c, L> {
     fn add_occurrence_of(&mut self, k: u32, pos: u32, count: i64) {
         let state = &mut self.pairs[k as usize];
         state.count += count;
-        state.live += 1;
+        if L::LEAN {
+            self.entries_added += 1;
+        }
         if state.occurrences.last_entry().is_some_and(|last| last > pos) {
             state.sorted = false;
         }
@@ -727,19 +719,10 @@ impl<'c, L: Layout> Core<'c, L> {
         }
         let state = &mut self.pairs[k as usize];
         state.count -= count;
-        state.live = state.live.saturating_sub(1);
         if state.count <= 0 {
             state.occurrences = Default::default();
             state.cursor = Default::default();
-            state.live = 0;
             state.sorted = true;
-        } else if L::LEAN
-            && !state.compact_pending
-            && state.occurrences.entries() > COMPACT_MIN_ENTRIES
-            && state.occurrences.entries() > 2 * state.live as usize
-        {
-            state.compact_pending = true;
-            self.to_compact.push(k);
         }
     }
 
@@ -753,7 +736,19 @@ impl<'c, L: Layout> Core<'c, L> {
         }
         let (a, b) = (state.left, state.right);
         let mut cursor = state.cursor;
+        // A second cursor runs ahead to prefetch the symbols the scan is about to check.
+        let mut front = cursor;
+        for _ in 0..super::occurrences::LOOKAHEAD / 2 {
+            match state.occurrences.next(front) {
+                Some((_, after)) => front = after,
+                None => break,
+            }
+        }
         while let Some((p, after)) = state.occurrences.next(cursor) {
+            if let Some((q, next_front)) = state.occurrences.next(front) {
+                self.layout.prefetch(q);
+                front = next_front;
+            }
             if occurs(&self.layout, p, a, b) {
                 state.cursor = cursor;
                 return Some(p);
@@ -764,16 +759,28 @@ impl<'c, L: Layout> Core<'c, L> {
         None
     }
 
+    /// Pushes a heap entry for pair `k`. The `first_seen` tie key pushed is the list's first entry not known
+    /// to be stale — a lower bound of the true first occurrence, which is only checked (a scan that reads
+    /// the symbols, cache misses) when the entry reaches the top: like a count, a key that ranks too high is
+    /// corrected when popped, and the first entry that is up to date is still the true best (perf: checking
+    /// every touched pair at every merge was a third of a genome's merge loop).
     fn push_entry(&mut self, k: u32) {
-        let state = &self.pairs[k as usize];
+        let state = &mut self.pairs[k as usize];
         let count = state.count as u64;
         let tie = match self.config.tie_break {
             TieBreak::Hf => key(state.left, state.right),
             TieBreak::Lexicographic => 0,
-            TieBreak::FirstSeen => match self.first_occurrence(k) {
-                Some(pos) => pos as u64,
-                None => return,
-            },
+            TieBreak::FirstSeen => {
+                if !state.sorted {
+                    state.occurrences.sort_dedup();
+                    state.sorted = true;
+                    state.cursor = Default::default();
+                }
+                match state.occurrences.next(state.cursor) {
+                    Some((pos, _)) => pos as u64,
+                    None => return,
+                }
+            }
         };
         self.push(Entry { count, tie, pair: k });
     }

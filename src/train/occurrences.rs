@@ -7,6 +7,9 @@
 //! than 64 apart (DNA's 16 initial pairs are ~16 apart on average), five at worst — ~1.2 bytes per entry
 //! instead of 4 where it matters. Lists are only ever read in order, so nothing else is needed.
 
+/// How far ahead a scan of a list looks (to prefetch what it is about to check).
+pub(super) const LOOKAHEAD: usize = 16;
+
 /// The operations the merge loop needs.
 pub(super) trait OccurrenceList: Default {
     /// A place in the list, for resuming a scan (the `first_seen` tie key).
@@ -15,7 +18,6 @@ pub(super) trait OccurrenceList: Default {
     fn with_capacity(cost: usize) -> Self;
     /// Storage units entry `pos` takes after an entry `prev`.
     fn cost(prev: u32, pos: u32) -> usize;
-    fn entries(&self) -> usize;
     fn last_entry(&self) -> Option<u32>;
     fn add(&mut self, pos: u32);
     /// All entries in order (decoded into `scratch` if need be).
@@ -23,7 +25,6 @@ pub(super) trait OccurrenceList: Default {
     /// The entry at `cursor` and the cursor after it, or None at the end.
     fn next(&self, cursor: Self::Cursor) -> Option<(u32, Self::Cursor)>;
     fn sort_dedup(&mut self);
-    fn keep(&mut self, f: impl FnMut(u32) -> bool);
     fn shrink(&mut self);
     /// Heap bytes held.
     fn heap_bytes(&self) -> usize;
@@ -39,11 +40,6 @@ impl OccurrenceList for Vec<u32> {
     #[inline]
     fn cost(_prev: u32, _pos: u32) -> usize {
         1
-    }
-
-    #[inline]
-    fn entries(&self) -> usize {
-        self.len()
     }
 
     #[inline]
@@ -69,10 +65,6 @@ impl OccurrenceList for Vec<u32> {
     fn sort_dedup(&mut self) {
         self.sort_unstable();
         self.dedup();
-    }
-
-    fn keep(&mut self, mut f: impl FnMut(u32) -> bool) {
-        self.retain(|&p| f(p));
     }
 
     fn shrink(&mut self) {
@@ -149,21 +141,6 @@ impl DeltaList {
         }
     }
 
-    /// Whether every difference is >= 0 (zigzag codes are even).
-    fn is_ascending(&self) -> bool {
-        let mut at = 0;
-        while at < self.bytes.len() {
-            if self.bytes[at] & 1 != 0 {
-                return false;
-            }
-            while self.bytes[at] >= 0x80 {
-                at += 1;
-            }
-            at += 1;
-        }
-        true
-    }
-
     fn encode_all(positions: &[u32]) -> DeltaList {
         let mut prev = 0;
         let cost: usize = positions
@@ -192,11 +169,6 @@ impl OccurrenceList for DeltaList {
     #[inline]
     fn cost(prev: u32, pos: u32) -> usize {
         varint_len(zigzag(prev, pos))
-    }
-
-    #[inline]
-    fn entries(&self) -> usize {
-        self.len as usize
     }
 
     #[inline]
@@ -238,38 +210,6 @@ impl OccurrenceList for DeltaList {
         *self = DeltaList::encode_all(&all);
     }
 
-    /// In place, without decoding the list elsewhere (no transient allocation): an ascending list's kept
-    /// entries are never further apart than the entries they replace, so the writer never passes the reader.
-    fn keep(&mut self, mut f: impl FnMut(u32) -> bool) {
-        if !self.bytes.is_empty() && !self.is_ascending() {
-            self.sort_dedup();
-        }
-        let (mut read, mut previous) = (0usize, 0u32);
-        let (mut write, mut written) = (0usize, 0u32);
-        let mut len = 0;
-        while read < self.bytes.len() {
-            let (p, next) = self.decode(read, previous);
-            read = next;
-            previous = p;
-            if f(p) {
-                let mut z = zigzag(written, p);
-                while z >= 0x80 {
-                    self.bytes[write] = (z as u8) | 0x80;
-                    write += 1;
-                    z >>= 7;
-                }
-                self.bytes[write] = z as u8;
-                write += 1;
-                debug_assert!(write <= read);
-                written = p;
-                len += 1;
-            }
-        }
-        self.bytes.truncate(write);
-        self.len = len;
-        self.last = written;
-    }
-
     fn shrink(&mut self) {
         self.bytes.shrink_to_fit();
     }
@@ -307,9 +247,7 @@ mod tests {
         assert_eq!(scanned, positions);
         list.sort_dedup();
         assert_eq!(list.positions(&mut scratch), [0, 1, 2, 5, 7, 63, 64, 100, 200, 100_000, u32::MAX - 1]);
-        list.keep(|p| p % 2 == 0);
-        assert_eq!(list.positions(&mut scratch), [0, 2, 64, 100, 200, 100_000, u32::MAX - 1]);
-        assert_eq!(list.entries(), 7);
+        assert_eq!(list.len, 11);
         // Dense ascending positions take one byte each.
         let dense = DeltaList::encode_all(&(0..1000).map(|i| i * 16).collect::<Vec<u32>>());
         assert_eq!(dense.heap_bytes(), 1000);
