@@ -23,7 +23,7 @@ Nothing here is optimised: each merge recounts every pair. Use it on small corpo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import regex
@@ -33,6 +33,7 @@ __all__ = [
     "BYTE_TO_CHAR",
     "CHAR_TO_BYTE",
     "ReferenceTokenizer",
+    "MergeStep",
     "pre_tokenize",
     "word_frequencies",
     "train",
@@ -224,6 +225,18 @@ class ReferenceTokenizer:
         return [ids[t] for t in self.tokenize(text)]
 
 
+@dataclass
+class MergeStep:
+    """One step of training, as `train_from_counts(..., on_merge=...)` reports it."""
+
+    pair_freqs: dict[tuple[str, str], int]  # every pair's count before the merge, in first-seen order
+    pair: tuple[str, str]  # the pair merged
+    count: int  # its count
+    new_token: str
+    splits: dict[str, list[str]]  # each word's symbols after the merge
+    vocab: list[str]  # the vocabulary after the merge
+
+
 def merge_pair_in_split(a: str, b: str, split: list[str], prefix: str | None = None) -> list[str]:
     """Replaces every adjacent (a, b) in one word's split, left to right.
 
@@ -354,8 +367,12 @@ def train_from_counts(
     max_token_length: int | None = None,
     limit_alphabet: int | None = None,
     tie_break: str = "first_seen",
+    on_merge: Callable[[MergeStep], None] | None = None,
 ) -> ReferenceTokenizer:
-    """Learns merges from word counts (words are used as given). Options as in `bytepair.train`."""
+    """Learns merges from word counts (words are used as given). Options as in `bytepair.train`.
+
+    on_merge: called after each merge with a `MergeStep` (the pair counts it chose from, the merge, the words
+    after it, the vocabulary) — `bytepair.explain` prints a lecture from these."""
     prefix, suffix = continuing_subword_prefix, end_of_word_suffix
     if lowercase:
         lowered: dict[str, int] = {}
@@ -420,6 +437,9 @@ def train_from_counts(
             text_of[new_token] = text_of[a] + text_of[b]
             vocab.append(new_token)
             length[new_token] = length[a] + length[b]
+        if on_merge is not None:
+            on_merge(MergeStep(pair_freqs, (a, b), freq, new_token, {w: list(s) for w, s in splits.items()},
+                               list(vocab)))
 
     return ReferenceTokenizer(
         vocab=vocab,
