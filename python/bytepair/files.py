@@ -38,8 +38,8 @@ TIKTOKEN_FILE = "tokenizer.tiktoken"
 Format = Literal["text", "json", "bin"]
 # Patterns whose pieces never run across a line break that follows a letter or digit (see `can_cut`).
 _CUTTABLE_PATTERNS = {"gpt2", "cl100k", "o200k", "whitespace"}
-_PIECE_CHARS = 1 << 20
-_BATCH_CHARS = 8 << 20
+_PIECE_CHARS = 1 << 18  # characters per piece of a document
+_BATCH_CHARS = 2 << 20  # characters per batch encoded in parallel (the core needs ~10 bytes per character)
 
 
 def load_tokenizer(spec: str | os.PathLike[str], *, data: str | os.PathLike[str] | None = None) -> Tokenizer:
@@ -126,26 +126,39 @@ def open_text(path: str, errors: str = "strict") -> tuple[IO[str], _CountingRead
 
 
 def can_cut(tok: Tokenizer) -> bool:
-    """Whether a text may be encoded in pieces cut before a line break that follows a letter or digit, with
-    the same ids as encoding it whole. True for the built-in patterns: none of their pieces runs across such
-    a place (letters and digits never take a following line break into their piece; whitespace runs start
-    after it). Not for pattern=None (each text is one word) or custom regexes, nor when a special token holds
-    a line break."""
+    """Whether a text may be encoded in pieces cut at the places `_CUT` finds, with the same ids as encoding it
+    whole. True for the built-in patterns (gpt2, cl100k, o200k, whitespace): none of their pieces runs across
+    such a place. Not for pattern=None (each text is one word) or custom regexes, nor when a special token
+    holds whitespace (it could straddle a cut)."""
     pattern = tok.settings["pattern"]
-    return pattern in _CUTTABLE_PATTERNS and not any("\n" in s or "\r" in s for s in tok.special_tokens)
+    return pattern in _CUTTABLE_PATTERNS and not any(c.isspace() for s in tok.special_tokens for c in s)
+
+
+# Where the built-in patterns always end a piece (regex matching only looks ahead, so a piece that starts at
+# such a place is the same whether the text goes on before it or not):
+# - before a space that follows a non-space: no piece holds a non-space followed by a space;
+# - before a line break ("\n" or "\r\n") that follows a letter or digit: letters and digits never take a
+#   line break into their piece (punctuation can: cl100k's and o200k's " ?[^\s\p{L}\p{N}]+[\r\n]*");
+# - after a line break that follows a non-space and comes before a letter or digit: the break is then the
+#   whole whitespace run (so gpt2's "\s+(?!\S)" cannot cut it differently at the end of a piece), and
+#   whatever took it (a punctuation piece, or the break alone) ends there.
+# Python's whitespace includes all of Unicode's White_Space, so "non-space" here is non-space for the core.
+_CUT = re.compile(r"(?<=\S) |(?<=[^\W_])\r?\n|(?<=\S\n)(?=[^\W_])")
 
 
 def _last_cut(text: str, floor: int) -> int:
-    """The last place after `floor` where `text` may be cut (see `can_cut`), or -1."""
-    end = len(text)
+    """The last place after `floor` where `text` may be cut (see `_CUT`), or -1. Looks at the end first."""
+    window = 256
     while True:
-        j = text.rfind("\n", floor, end)
-        if j < 0:
+        start = max(floor, len(text) - window)
+        last = -1
+        for m in _CUT.finditer(text, start):
+            last = m.start()
+        if last > floor:
+            return last
+        if start == floor:
             return -1
-        k = j - 1 if j > 0 and text[j - 1] == "\r" else j  # cut before "\r\n" too
-        if k > floor and text[k - 1].isalnum():
-            return k
-        end = j
+        window *= 16
 
 
 @dataclass
@@ -369,12 +382,8 @@ def encode_stream(
                                       policy.get("disallowed_special", "all"))
     if format not in ("text", "json", "bin"):
         raise ValueError(f"format must be text, json or bin, not {format!r}")
-    code = None
     if format == "bin":
         dtype = choose_dtype(tok, dtype)
-        code = "H" if dtype == "uint16" else "I"
-        if array.array(code).itemsize != (2 if code == "H" else 4):  # pragma: no cover - exotic platforms
-            code = "I" if code == "H" else "L"
     sep_id: int | None = None
     if separator is not None:
         sep_id = tok.token_to_id(separator)
@@ -383,32 +392,28 @@ def encode_stream(
                              f"tokens: {tok.special_tokens or 'none'})")
     summary = EncodeSummary(dtype=dtype if format == "bin" else None)
     start = time.perf_counter()
-    writer = _IdWriter(out, format, code) if out is not None else None
+    writer = _IdWriter(out, format, dtype == "uint16", sep_id) if out is not None else None
     for batch in batches(pieces):
         texts = [p.text for p in batch]
         try:
             packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, threads or 0)
         except ValueError as e:
-            raise ValueError(f"{batch[0].source}: {e}" + ("; pass --special allow (encode it as the special "
-                             "token) or --special text (as ordinary text)" if "allowed_special" in str(e) else "")
-                             ) from None
-        ids = array.array("I")
-        ids.frombytes(packed)
-        if sys.byteorder == "big":  # pragma: no cover
-            ids.byteswap()
+            found = re.search(r"special token ('.*?') \(at", str(e))
+            if found is None:
+                raise ValueError(f"{batch[0].source}: {e}") from None
+            sources = sorted({p.source for p in batch})
+            raise ValueError(f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
+                             f"--special allow to encode it as the special token, or --special text to encode it "
+                             f"as ordinary text (special=\"allow\" or \"text\" in Python)") from None
         offset = 0
         for piece, n in zip(batch, lengths):
-            part = ids[offset:offset + n]
-            offset += n
             summary.tokens += n
             summary.characters += len(piece.text)
             summary.bytes += len(piece.text.encode("utf-8"))
-            if piece.last:
-                summary.documents += 1
-                if sep_id is not None:
-                    part.append(sep_id)
+            summary.documents += piece.last
             if writer is not None:
-                writer.write(part, piece.last)
+                writer.write(packed[4 * offset:4 * (offset + n)], piece.last)
+            offset += n
         if progress is not None:
             progress.update(tokens=sum(lengths))
     summary.seconds = time.perf_counter() - start
@@ -416,20 +421,30 @@ def encode_stream(
 
 
 class _IdWriter:
-    """Writes ids in one of the formats, keeping track of where in a document it is."""
+    """Writes ids (given as little-endian uint32 bytes) in one of the formats, keeping track of where in a
+    document it is."""
 
-    def __init__(self, out: BinaryIO, format: str, code: str | None) -> None:
-        self.out, self.format, self.code = out, format, code
+    def __init__(self, out: BinaryIO, format: str, narrow: bool, separator: int | None) -> None:
+        self.out, self.format, self.narrow = out, format, narrow
+        self.separator = b"" if separator is None else separator.to_bytes(4, "little")
         self.open = False  # a document is started (json: "[" written)
         self.empty = True  # no id written yet in the current document
 
-    def write(self, ids: array.array, last: bool) -> None:
+    def write(self, packed: bytes, last: bool) -> None:
+        if last:
+            packed += self.separator
         if self.format == "bin":
-            data = array.array(self.code, ids) if self.code != "I" else ids  # type: ignore[arg-type]
-            if sys.byteorder == "big":  # pragma: no cover
-                data.byteswap()
-            self.out.write(data.tobytes())
+            if self.narrow:  # uint16: the low two bytes of each id (every id fits, see choose_dtype)
+                narrow = bytearray(len(packed) // 2)
+                narrow[0::2] = packed[0::4]
+                narrow[1::2] = packed[1::4]
+                packed = bytes(narrow)
+            self.out.write(packed)
             return
+        ids = array.array("I")
+        ids.frombytes(packed)
+        if sys.byteorder == "big":  # pragma: no cover
+            ids.byteswap()
         comma = " " if self.format == "text" else ","
         text = comma.join(map(str, ids))
         head = "[" if self.format == "json" and not self.open else ""
