@@ -122,7 +122,8 @@ def open_text(path: str, errors: str = "strict") -> tuple[IO[str], _CountingRead
     stream: IO[bytes] = io.BufferedReader(counter, 1 << 16)
     if path.endswith(".gz"):
         stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
-    return io.TextIOWrapper(stream, encoding="utf-8", errors=errors, newline=""), counter  # type: ignore[arg-type]
+    # newline="\n": lines end at "\n" only, and nothing is translated ("\r\n" stays as it is).
+    return io.TextIOWrapper(stream, encoding="utf-8", errors=errors, newline="\n"), counter  # type: ignore[arg-type]
 
 
 def can_cut(tok: Tokenizer) -> bool:
@@ -184,7 +185,7 @@ def documents(
 
     split="file": each file is one document, in pieces of about `piece_chars` characters cut where the
     tokenizer cuts anyway (`cut=True`, see `can_cut`); with `cut=False` each file is read whole.
-    split="line": each line is one document (its line break is not part of it).
+    split="line": each line is one document (its line break, "\n" or "\r\n", is not part of it).
     jsonl_field: each line is a JSON object; its `jsonl_field` (a string) is one document.
     """
     if progress is not None:
@@ -218,7 +219,9 @@ def documents(
                         progress.update(done + counter.count)
             elif split == "line":
                 for line in stream:
-                    yield Piece(line.rstrip("\r\n") if line.endswith("\n") else line, True, name)
+                    if line.endswith("\n"):
+                        line = line[:-2] if line.endswith("\r\n") else line[:-1]
+                    yield Piece(line, True, name)
                     if progress is not None:
                         progress.update(done + counter.count)
             else:

@@ -30,6 +30,11 @@ _ANSI_BACKGROUNDS = [153, 229, 157, 218, 223, 189, 195, 230]
 _HTML_BACKGROUNDS = ["#c6e2ff", "#fff3b0", "#c8f7c5", "#ffd1dc", "#ffe0b2", "#e1d5f5", "#c9f1f3", "#f0f4c3"]
 
 
+# Unicode's White_Space: what the core's patterns take for \s (Python's str.isspace also counts U+001C-U+001F).
+_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                         "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
 @dataclass
 class Segment:
     """A stretch of the text and the tokens it became.
@@ -132,7 +137,7 @@ def _aligned_segments(tok: Tokenizer, text: str, allowed_special: str | Iterable
         display = tok.id_to_token(id) or ""
         if id == unk_id and not group:
             start = pos
-            while drops_spaces and pos < len(text) and text[pos].isspace():
+            while drops_spaces and pos < len(text) and text[pos] in _WHITE_SPACE:
                 pos += 1
             found, length, is_special = pos, 1, False
             pos = start
