@@ -230,7 +230,8 @@ def html_page(tok: Tokenizer, text: str, *, title: str | None = None, name: str 
         classes = ["t", "special" if seg.special else f"c{n % len(_HTML_BACKGROUNDS)}"]
         if seg.partial:
             classes.append("partial")
-        info = " + ".join(f"{i} {show_token(tok, i)}" for i in seg.ids)
+        info = ("id " if len(seg.ids) == 1 else "ids ") + ", ".join(map(str, seg.ids)) + " · " + \
+            " + ".join(show_token(tok, i) for i in seg.ids)
         nbytes = len(seg.text.encode("utf-8"))
         spans.append(f'<span class="{" ".join(classes)}" data-ids="{" ".join(map(str, seg.ids))}" '
                      f'data-bytes="{nbytes}" title="{html.escape(info)}">{body}</span>')
@@ -282,7 +283,7 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }}
 #info {{ font-family: ui-monospace, monospace; font-size: 13px; min-height: 1.5em; margin-top: 6px; color: #333; }}
 label {{ font-size: 13px; color: #444; }}
 main {{ display: flex; gap: 24px; padding: 16px 20px; align-items: flex-start; }}
-#text {{ flex: 1; font: 15px/1.9 ui-monospace, monospace; white-space: pre-wrap; word-break: break-all;
+#text {{ flex: 1; font: 15px/1.9 ui-monospace, monospace; white-space: pre-wrap; overflow-wrap: anywhere;
         background: #fff; border: 1px solid #ddd; padding: 12px; margin: 0; }}
 .t {{ border-radius: 3px; }}
 {colours}
@@ -331,9 +332,8 @@ aside code {{ white-space: pre; }}
     clear();
     var same = document.querySelectorAll('.t[data-ids="' + t.dataset.ids + '"]');
     same.forEach(function (e) {{ e.classList.add("same"); marked.push(e); }});
-    var ids = t.dataset.ids.split(" ");
-    info.textContent = (ids.length > 1 ? "ids " : "id ") + ids.join(", ") + " \\u00b7 " + t.title + " \\u00b7 " +
-      t.dataset.bytes + " bytes \\u00b7 " + same.length + (same.length > 1 ? " times" : " time") + " in this text";
+    info.textContent = t.title + " \\u00b7 " + t.dataset.bytes + " bytes \\u00b7 " + same.length +
+      (same.length > 1 ? " times" : " time") + " in this text";
   }});
   document.getElementById("show-ids").addEventListener("change", function (event) {{
     document.body.classList.toggle("show-ids", event.target.checked);
