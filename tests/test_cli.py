@@ -48,8 +48,8 @@ def run(*argv: str | os.PathLike[str], stdin: bytes = b"") -> Result:
             code = int(e.code or 0)
         sys.stdout.flush()
         sys.stderr.flush()
-        out = sys.stdout.buffer.getvalue()  # type: ignore[attr-defined]
-        err = sys.stderr.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+        out = sys.stdout.buffer.getvalue()
+        err = sys.stderr.buffer.getvalue().decode("utf-8")
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
     return Result(code, out, err)

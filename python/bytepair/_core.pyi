@@ -28,6 +28,16 @@ class CoreTokenizer:
     @staticmethod
     def from_tiktoken(path: str, pattern: str | None, specials: list[tuple[str, int]]) -> CoreTokenizer: ...
     @staticmethod
+    def from_hf_parts(
+        source: str,
+        vocab: list[tuple[str, int]],
+        merges: list[str],
+        specials: list[str],
+        pattern: str | None,
+        lowercase: bool,
+        ignore_merges: bool,
+    ) -> CoreTokenizer: ...
+    @staticmethod
     def from_gpt2(vocab_path: str, merges_path: str, specials: list[str], pattern: str | None) -> CoreTokenizer: ...
     def encode(self, text: str, allowed: list[bool], disallowed: list[bool]) -> list[int]: ...
     def decode_bytes(self, ids: list[int]) -> bytes: ...

@@ -411,9 +411,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise CommandError(f"-o {args.output!r} is a file; give a folder to write the tokenizer files into")
     pattern = None if args.pattern.lower() == "none" else args.pattern
-    alphabet: object = args.initial_alphabet
+    alphabet: str | list[str] = args.initial_alphabet
     if alphabet not in ("all", "corpus"):
-        alphabet = list(dict.fromkeys(alphabet))
+        alphabet = list(dict.fromkeys(args.initial_alphabet))  # the characters, each once
     options = dict(
         mode=args.mode, pattern=pattern, special_tokens=args.special_tokens, initial_alphabet=alphabet,
         min_frequency=args.min_frequency, lowercase=args.lowercase,
@@ -433,10 +433,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.jsonl_field is not None:
             texts = (piece.text for piece in files.documents(paths, jsonl_field=args.jsonl_field,
                                                              errors=args.errors))
-            tok = bytepair.train(texts, args.vocab_size, **options)  # type: ignore[arg-type]
+            tok = bytepair.train(texts, args.vocab_size, **options)
         else:
-            tok = bytepair.train([Path(p) for p in paths], args.vocab_size, errors=args.errors,
-                                 **options)  # type: ignore[arg-type]
+            tok = bytepair.train([Path(p) for p in paths], args.vocab_size, errors=args.errors, **options)
         seconds = time.perf_counter() - start
         out.mkdir(parents=True, exist_ok=True)
         written = [out / files.OUR_FILE]

@@ -123,7 +123,7 @@ def open_text(path: str, errors: str = "strict") -> tuple[IO[str], _CountingRead
     if path.endswith(".gz"):
         stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
     # newline="\n": lines end at "\n" only, and nothing is translated ("\r\n" stays as it is).
-    return io.TextIOWrapper(stream, encoding="utf-8", errors=errors, newline="\n"), counter  # type: ignore[arg-type]
+    return io.TextIOWrapper(stream, encoding="utf-8", errors=errors, newline="\n"), counter
 
 
 def can_cut(tok: Tokenizer) -> bool:
@@ -493,7 +493,7 @@ def read_ids(stream: BinaryIO, format: Format, dtype: str = "uint32",
     line = 1
     carry = ""
     ids = array.array("I")
-    reader = io.TextIOWrapper(stream, encoding="ascii", errors="strict", newline="")  # type: ignore[arg-type]
+    reader = io.TextIOWrapper(stream, encoding="ascii", errors="strict", newline="")
     ended = "\n" if format == "text" else "]"
     try:
         while True:
