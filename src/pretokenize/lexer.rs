@@ -270,7 +270,7 @@ fn split_tiling<'t>(text: &'t str, mut f: impl FnMut(&'t str), piece_end: impl F
 ///   gives back exactly the run's last character (which then starts the next piece, usually as ` word`). A
 ///   single whitespace character before a non-space fails `\s+(?!\S)` and is taken by the final `\s+`.
 pub fn split_gpt2<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, gpt2_piece_end)
+    split_tiling(text, f, |s, start| gpt2_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -316,7 +316,7 @@ fn gpt2_piece_end(s: &Scanner, start: usize) -> usize {
 ///   else up to and including the run's last CR/LF (`\s*` backtracks to it); else the run minus its last
 ///   character when that leaves at least one; else a single whitespace character.
 pub fn split_cl100k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, cl100k_piece_end)
+    split_tiling(text, f, |s, start| cl100k_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -392,7 +392,7 @@ fn other_run_start(s: &Scanner, start: usize, classes: Classes) -> Option<usize>
 ///   if it reaches the end of the text; else the run minus its last character when that leaves at least one;
 ///   else the single whitespace character (`\s+`).
 pub fn split_o200k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, o200k_piece_end)
+    split_tiling(text, f, |s, start| o200k_piece_end(s, start))
 }
 
 #[inline(always)]
