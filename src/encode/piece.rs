@@ -14,8 +14,10 @@
 //!   shorter pieces packed), which identify any piece of up to 16 bytes — most tokens — so a lookup is two
 //!   integer compares, no `memcmp`, no pointer to a boxed key (perf: those were 10% and 14% of encoding).
 //!   Its hash comes from the same words. In front of it, each thread keeps a small direct-mapped table of
-//!   recent pieces (4096 slots, L2-resident): the big table's cache misses were a third of encoding.
-//! - Pieces that needed merging are remembered per thread (a bounded cache): rare words repeat.
+//!   recent pieces (4096 slots, L2-resident): the big table's cache misses were a third of encoding. The
+//!   front table also holds short pieces that merged into up to three tokens (rare words repeat), so those
+//!   skip the byte-keyed cache below (its hashing and `memcmp` were 6% of encoding English).
+//! - Longer pieces that needed merging are remembered per thread (a bounded cache).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -112,10 +114,21 @@ pub struct Scratch {
     symbols: Vec<Symbol>,
     heap: BinaryHeap<Reverse<(u32, u32)>>,
     serial: u64,
-    /// Recent whole-token pieces of up to 16 bytes: key → id (len 0 = empty slot).
-    front: Vec<(Key, u32)>,
+    /// Recent pieces of up to 16 bytes and their ids (whole tokens and short merges; len 0 = empty slot).
+    front: Vec<FrontEntry>,
     cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
 }
+
+/// A piece of up to 16 bytes (identified by its key) that encodes to at most `FRONT_IDS` ids.
+#[derive(Clone, Copy, Default)]
+struct FrontEntry {
+    key: Key,
+    ids: [u32; FRONT_IDS],
+    n: u32,
+}
+
+/// Most ids a front-table entry holds: a rare word is usually two or three tokens.
+const FRONT_IDS: usize = 3;
 
 #[derive(Clone, Copy)]
 struct Symbol {
@@ -196,34 +209,44 @@ impl PieceEncoder {
         if scratch.serial != self.serial {
             scratch.cache.clear();
             scratch.front.clear();
-            scratch.front.resize(FRONT_SLOTS, (Key::default(), 0));
+            scratch.front.resize(FRONT_SLOTS, FrontEntry::default());
             scratch.serial = self.serial;
         }
         let key = Key::of(piece);
         let hash = key.hash();
+        let short = piece.len() <= 16;
         let slot = (hash as usize) & (FRONT_SLOTS - 1);
-        if piece.len() <= 16 && scratch.front[slot].0 == key {
-            out.push(scratch.front[slot].1);
-            return Ok(());
+        if short {
+            let entry = &scratch.front[slot];
+            if entry.key == key {
+                out.extend_from_slice(&entry.ids[..entry.n as usize]);
+                return Ok(());
+            }
         }
         if let Some(id) = self.whole_token(piece, key, hash) {
-            if piece.len() <= 16 {
-                scratch.front[slot] = (key, id);
+            if short {
+                scratch.front[slot] = FrontEntry { key, ids: [id, 0, 0], n: 1 };
             }
             out.push(id);
             return Ok(());
         }
+        let start = out.len();
         if let Some(ids) = scratch.cache.get(piece) {
             out.extend_from_slice(ids);
-            return Ok(());
-        }
-        let start = out.len();
-        self.merge_bytes(piece, NONE, scratch, out)?;
-        if piece.len() <= CACHED_PIECE_LIMIT {
-            if scratch.cache.len() >= CACHE_LIMIT {
-                scratch.cache.clear();
+        } else {
+            self.merge_bytes(piece, NONE, scratch, out)?;
+            if piece.len() <= CACHED_PIECE_LIMIT {
+                if scratch.cache.len() >= CACHE_LIMIT {
+                    scratch.cache.clear();
+                }
+                scratch.cache.insert(piece.into(), out[start..].into());
             }
-            scratch.cache.insert(piece.into(), out[start..].into());
+        }
+        let made = &out[start..];
+        if short && made.len() <= FRONT_IDS {
+            let mut ids = [0; FRONT_IDS];
+            ids[..made.len()].copy_from_slice(made);
+            scratch.front[slot] = FrontEntry { key, ids, n: made.len() as u32 };
         }
         Ok(())
     }
