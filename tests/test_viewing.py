@@ -163,6 +163,8 @@ def test_compare_counts(toks):
     assert byte.words == 7 and byte.bytes == sum(len(t.encode()) for t in texts)
     table = compare.table(rows)
     assert table.splitlines()[0].split()[:2] == ["tokenizer", "vocab"] and "open" in table
+    assert table.splitlines()[0].split()[-1] == "unknown"  # the char tokenizer has an unk_token
+    assert "unknown" not in compare.table([byte, chars])
     assert compare.table(rows, markdown=True).startswith("| tokenizer |")
     with pytest.raises(ValueError, match="unknown baseline"):
         compare.compare({"x": "letters"}, ["a"])

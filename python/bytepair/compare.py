@@ -37,6 +37,7 @@ class Row:
     words: int = 0
     documents: int = 0
     unknown: int = 0  # unk_token occurrences (char-level tokenizers)
+    has_unk: bool = False  # the tokenizer has an unk_token
     used: set = field(default_factory=set, repr=False)  # ids (or units) seen
 
     @property
@@ -93,6 +94,7 @@ def compare(
             rows.append(Row(name, tok.vocab_size))
             unk = tok.settings["unk_token"]
             unk_ids.append(tok.token_to_id(unk) if isinstance(unk, str) else None)
+            rows[-1].has_unk = unk_ids[-1] is not None
     words = documents = nbytes = chars = 0
     for batch in texts:
         group = [batch] if isinstance(batch, str) else list(batch)
@@ -134,16 +136,18 @@ def _baseline(row: Row, kind: str, texts: list[str]) -> None:
 
 
 def table(rows: list[Row], *, markdown: bool = False) -> str:
-    """The numbers as an aligned text table (or a markdown table)."""
-    head = ["tokenizer", "vocab", "tokens", "bytes/token", "chars/token", "tokens/word", "distinct", "vocab used",
-            "unknown"]
+    """The numbers as an aligned text table (or a markdown table); the "unknown" column (unk_token
+    occurrences) only when a tokenizer has an unk_token."""
+    unknown = any(r.has_unk for r in rows)
+    head = ["tokenizer", "vocab", "tokens", "bytes/token", "chars/token", "tokens/word", "distinct", "vocab used"]
+    head += ["unknown"] if unknown else []
     body = []
     for r in rows:
         body.append([
             r.name, f"{r.vocab_size:,}" if r.vocab_size else "open", f"{r.tokens:,}", f"{r.bytes_per_token:.2f}",
             f"{r.chars_per_token:.2f}", f"{r.tokens_per_word:.2f}", f"{r.distinct:,}",
-            f"{r.vocab_used:.1%}" if r.vocab_used is not None else "-", f"{r.unknown:,}",
-        ])
+            f"{r.vocab_used:.1%}" if r.vocab_used is not None else "-",
+        ] + ([f"{r.unknown:,}" if r.has_unk else "-"] if unknown else []))
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 1)]
         lines += ["| " + " | ".join(cells) + " |" for cells in body]

@@ -65,7 +65,7 @@ class Lecture:
                    "Byte-Pair Encoding, step by step")
         out.append("")
         out.append(f"The corpus, as counts of its {len(self.word_counts)} distinct words:")
-        out += _wrap(f"{_show(w)} ×{n}" for w, n in self.word_counts.items())
+        out += _wrap(f"{self._word(w)} ×{n}" for w, n in self.word_counts.items())
         out.append("")
         base = [s for s in self.base_vocab]
         out.append(f"Step 0. Split every word into {symbols}. The base vocabulary has {len(base)} symbols:")
@@ -77,13 +77,13 @@ class Lecture:
             out.append(f"Merge {number}. Count every pair of neighbouring symbols, weighted by the count of its word:")
             out += self._pairs(step.pair_freqs)
             a, b = step.pair
-            out.append(f"  The most frequent pair is {_pair(step.pair)}, {step.count} times: merge it into the new "
-                       f"token \"{_show(step.new_token)}\".")
+            out.append(f"  The most frequent pair is {_pair(step.pair)}, {_times(step.count)}: merge it into the "
+                       f"new token \"{_show(step.new_token)}\".")
             ties = [p for p, n in step.pair_freqs.items() if n == step.count and p != step.pair]
             if ties:
                 others = ", ".join(_pair(p) for p in ties[:4]) + (" …" if len(ties) > 4 else "")
-                out += textwrap.wrap(f"A tie: {others} also occur{'s' if len(ties) == 1 else ''} {step.count} "
-                                     f"times; {_TIE_RULES[self.tie_break]}.", _WIDTH, initial_indent="  ",
+                out += textwrap.wrap(f"A tie: {others} also occur{'s' if len(ties) == 1 else ''} "
+                                     f"{_times(step.count)}; {_TIE_RULES[self.tie_break]}.", _WIDTH, initial_indent="  ",
                                      subsequent_indent="  ")
             out.append("  The corpus after the merge:")
             out += self._corpus(step.splits)
@@ -94,7 +94,7 @@ class Lecture:
             out.append("No pair is left to merge: every word is a single token." if self.steps else
                        "There is no pair to merge: every word is a single symbol.")
         else:
-            out.append(f"Stopped after {len(self.steps)} merges, as asked.")
+            out.append(f"Stopped after {len(self.steps)} merge{'s' if len(self.steps) != 1 else ''}, as asked.")
         if self.steps:
             out.append("The merges, in the order learned; this list and the vocabulary are the tokenizer:")
             out += _wrap((f"{i}. {_show(s.pair[0])} + {_show(s.pair[1])} → {_show(s.new_token)}"
@@ -108,11 +108,15 @@ class Lecture:
                 for split, pair in history[1:]:
                     parts.append(f"({_show(pair[0])}+{_show(pair[1])}) {' '.join(map(_show, split))}" if pair else
                                  " ".join(map(_show, split)))
-                out.append(f"    {_show(word)}: " + " → ".join(parts))
+                out.append(f"    {self._word(word)}: " + " → ".join(parts))
         return "\n".join(out)
 
     def __str__(self) -> str:
         return self.render()
+
+    def _word(self, word: str) -> str:
+        """A word as its symbols spell it: in byte mode with GPT-2's table (a space is Ġ)."""
+        return "".join(reference.unit_strings(word, "byte")) if self.mode == "byte" else _show(word)
 
     def _corpus(self, splits: Mapping[str, list[str]]) -> list[str]:
         return _wrap(f"{' '.join(map(_show, splits[w]))} ×{n}" for w, n in self.word_counts.items())
@@ -245,6 +249,10 @@ def _show(symbol: str) -> str:
         else:
             out.append(c)
     return "".join(out)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def _pair(pair: tuple[str, str]) -> str:
