@@ -373,6 +373,8 @@ def _output(path: str | None, binary_ok: bool = True) -> Iterator[BinaryIO]:
 
 def _documents(args: argparse.Namespace, tok: bytepair.Tokenizer | None, progress: files.Progress | None
                ) -> Iterator[files.Piece]:
+    if args.jsonl_field is not None and getattr(args, "documents", "file") != "file":
+        raise CommandError("--jsonl-field makes each record a document: leave out --documents")
     return files.documents(
         _input_paths(args.files), split=getattr(args, "documents", "file"), jsonl_field=args.jsonl_field,
         cut=tok is None or files.can_cut(tok), errors=args.errors, progress=progress,
