@@ -467,3 +467,10 @@ def test_closed_pipe_is_not_an_error(trained, corpus):
     shell = f"{SCRIPT} encode -t {trained} {corpus} {corpus} | head -c 10"
     done = subprocess.run(["bash", "-c", shell], capture_output=True, timeout=120)
     assert len(done.stdout) == 10 and b"Traceback" not in done.stderr and b"Error" not in done.stderr
+
+
+def test_demo_command(tmp_path):
+    result = run("demo", "--vocab-size", "300", "--save", tmp_path / "demo.json")
+    assert result.code == 0, result.err
+    assert "Trained in" in result.text and "decode(encode(sample)) == sample" in result.text
+    assert bytepair.Tokenizer.load(tmp_path / "demo.json").vocab_size == 300

@@ -457,9 +457,12 @@ def cmd_train(args: argparse.Namespace) -> int:
             except ValueError as e:
                 notes.append(f"no {files.TIKTOKEN_FILE}: {e}")
         # Bytes per token on the training text, encoded as the tokenizer will encode it.
+        progress = files.Progress("measuring bytes per token", bool(options["progress"]))
         summary = files.encode_stream(
-            tok, files.documents(paths, jsonl_field=args.jsonl_field, cut=files.can_cut(tok), errors=args.errors),
-            None, special="allow" if tok.special_tokens else "text", threads=args.threads)
+            tok, files.documents(paths, jsonl_field=args.jsonl_field, cut=files.can_cut(tok), errors=args.errors,
+                                 progress=progress),
+            None, special="allow" if tok.special_tokens else "text", threads=args.threads, progress=progress)
+        progress.finish()
     counted = tok.trace
     print(f"Trained in {seconds:.1f} s: {tok!r}")
     specials = len(tok.special_tokens) + (1 if tok.settings["unk_token"] and

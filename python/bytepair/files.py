@@ -254,6 +254,7 @@ def documents(
         finally:
             done += counter.count
             stream.close()
+            counter.close()  # a GzipFile leaves the file under it open
     if progress is not None:
         progress.update(done)
 
