@@ -221,7 +221,7 @@ impl Tokenizer {
     fn encode_ordinary_into(&self, part: &str, whole: &str, ids: &mut Vec<u32>) -> Result<()> {
         let lowered;
         let normalized = if self.lowercase {
-            lowered = part.to_lowercase();
+            lowered = crate::pretokenize::lowercase(part);
             lowered.as_str()
         } else {
             part

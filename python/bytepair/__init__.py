@@ -624,7 +624,8 @@ def train(
     initial_alphabet: "all" (every byte; byte mode), "corpus" (only symbols seen), or characters to add to the
         symbols seen.
     min_frequency: stop when the best pair occurs fewer times.
-    lowercase: lowercase text before pre-tokenization (also when encoding).
+    lowercase: lowercase text before pre-tokenization (also when encoding), each character on its own as HF's
+        Lowercase normaliser does.
     continuing_subword_prefix: e.g. "##": symbols that do not start a word carry it (`h ##u ##g`).
     end_of_word_suffix: e.g. "</w>": the last symbol of each word carries it.
     unk_token: token for characters not in the vocabulary when encoding (added as a special token).

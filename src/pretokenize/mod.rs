@@ -38,6 +38,12 @@ pub const O200K: &str = concat!(
 /// Whitespace itself is dropped.
 pub const WHITESPACE: &str = r"\w+|[^\w\s]+";
 
+/// The `lowercase` normaliser: each character lowercased on its own, as HF tokenizers' `Lowercase` does.
+/// (`str::to_lowercase` differs only for a capital sigma ending a word, which it makes a final sigma `ς`.)
+pub fn lowercase(text: &str) -> String {
+    if text.contains('Σ') { text.chars().flat_map(char::to_lowercase).collect() } else { text.to_lowercase() }
+}
+
 /// Which pattern splits the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -253,6 +259,11 @@ mod tests {
     #[test]
     fn custom_regex_splits_with_fancy_regex() {
         assert_eq!(pieces(Pattern::Custom(r"\d+|(?<=\d)[a-z]".into()), "a12b3c"), ["12", "b", "3", "c"]);
+    }
+
+    #[test]
+    fn lowercase_is_per_character_as_in_hf() {
+        assert_eq!(lowercase("ΟΔΟΣ ΣΑΣ İx"), "οδοσ σασ i\u{307}x");
     }
 
     #[test]
