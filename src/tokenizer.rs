@@ -261,10 +261,11 @@ impl Tokenizer {
             if failure.is_some() {
                 return;
             }
-            // HF's ignore_merges: a piece that is a (non-special) token is that token, markers or not.
+            // HF's ignore_merges: a piece that is a token of the model (not a special token cut out before) is
+            // that token, markers or not.
             if self.vocab.whole_pieces
                 && let Some(&id) = self.vocab.by_display.get(piece)
-                && !self.vocab.tokens[id as usize].special
+                && (!self.vocab.tokens[id as usize].special || self.vocab.unk == Some(id))
             {
                 ids.push(id);
                 return;

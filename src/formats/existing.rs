@@ -275,7 +275,9 @@ pub fn vocab_from_hf_char(
                 py_repr(display)
             )));
         }
-        let token = if specials.contains(display.as_str()) {
+        // The unknown token is special (never merged, no space put back around it when decoding), as in
+        // vocabularies trained here, even when the file does not list it among the added tokens.
+        let token = if specials.contains(display.as_str()) || model.unk == Some(display.as_str()) {
             vocab.num_special += 1;
             settled[id as usize] = true;
             Token {

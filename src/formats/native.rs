@@ -85,7 +85,9 @@ pub fn to_string(tok: &Tokenizer) -> String {
         out.push_str("  \"tokens\": [");
         for (i, token) in v.tokens.iter().enumerate() {
             out.push_str(if i % 16 == 0 { "\n    " } else { " " });
-            out.push_str(&if token.special { "null".to_string() } else { json(&token.display) });
+            // Special tokens are listed under "special_tokens"; an unknown token that is not one stays here.
+            let listed = !token.special || (v.unk == Some(i as u32) && !tok.specials.tokens().contains(&token.display));
+            out.push_str(&if listed { json(&token.display) } else { "null".to_string() });
             if i + 1 < v.tokens.len() {
                 out.push(',');
             }
