@@ -254,8 +254,8 @@ class Tokenizer:
         Byte-level tokenizers get HF's ByteLevel pre-tokenizer and decoder (after a Split regex for patterns
         other than "gpt2"). Char-level tokenizers keep `unk_token`, `continuing_subword_prefix` and
         `end_of_word_suffix` in the BPE model; the pattern becomes HF's Whitespace ("whitespace"),
-        WhitespaceSplit (r"\S+"), BertPreTokenizer, no pre-tokenizer (None) or a Split regex; `lowercase`
-        becomes a Lowercase normaliser. The decoder takes the markers off: BPEDecoder (suffix) or WordPiece
+        WhitespaceSplit (r"\S+"), BertPreTokenizer (the regex `from_hf` reads it as), no pre-tokenizer (None) or
+        a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off: BPEDecoder (suffix) or WordPiece
         (prefix), which put spaces back between words, for patterns that drop whitespace; otherwise Replace
         steps and Fuse, which give exactly `decode`.
 
@@ -702,14 +702,20 @@ def _hf_vocab_and_merges(p: str, doc: dict, model: dict) -> tuple[dict[str, int]
     added = doc.get("added_tokens") or []
     if not isinstance(added, list):
         raise ValueError(f"{p!r}: added_tokens must be a list, not {type(added).__name__}")
+    model_size = len(out)
     for t in added:
         i = t.get("id") if isinstance(t, dict) else None
         if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"] \
                 or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 1 << 32:
             raise ValueError(f"{p!r}: added token {t!r} needs a non-empty \"content\" and an int \"id\"")
-        out.setdefault(t["content"], i)
-        if t["content"] not in specials:
-            specials.append(t["content"])
+        if t["content"] in specials:
+            continue
+        if t["content"] not in out:
+            # HF gives an added token that is not in the model the next id after the model's tokens and the
+            # added tokens before it, whatever "id" the file says (files HF writes agree).
+            top = max((out[s] for s in specials), default=None)
+            out[t["content"]] = top + 1 if top is not None and (top >= model_size or model_size == 0) else model_size
+        specials.append(t["content"])
     return out, merges, specials
 
 
