@@ -747,6 +747,8 @@ def _hf_char_pattern(steps: list[dict], unsupported) -> str | None:
     step = steps[0]
     kind = step.get("type")
     by_type = {hf: ours for ours, hf in _HF_WORD_SPLITTERS.items()}
+    if not isinstance(kind, str):
+        raise unsupported(f"pre-tokenizer type {kind!r}", supported)
     if kind in by_type:
         return by_type[kind]
     if kind != "Split":
