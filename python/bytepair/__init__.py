@@ -255,9 +255,9 @@ class Tokenizer:
         other than "gpt2"). Char-level tokenizers keep `unk_token`, `continuing_subword_prefix` and
         `end_of_word_suffix` in the BPE model; the pattern becomes HF's Whitespace ("whitespace"),
         WhitespaceSplit (r"\S+"), BertPreTokenizer (the regex `from_hf` reads it as), no pre-tokenizer (None) or
-        a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off: BPEDecoder (suffix) or WordPiece
-        (prefix), which put spaces back between words, for patterns that drop whitespace; otherwise Replace
-        steps and Fuse, which give exactly `decode`. A custom regex is written as a Split regex; HF runs it with
+        a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off:
+        BPEDecoder (suffix) or WordPiece (prefix), which put spaces back between words, for patterns that drop
+        whitespace; otherwise Replace steps and Fuse, which give exactly `decode`. A custom regex is written as a Split regex; HF runs it with
         Oniguruma, which reads the usual syntax (classes, \p{..}, look-arounds) as bytepair's fancy-regex does.
 
         Where HF differs from bytepair (ids never do, as long as bytepair can encode the text): without an
@@ -398,15 +398,17 @@ class Tokenizer:
         `end_of_word_suffix` and `ignore_merges`; pre-tokenizer none, Whitespace (pattern "whitespace"),
         WhitespaceSplit (pattern r"\S+"), BertPreTokenizer or Split with a regex (Isolated, or Removed with
         invert; the regex is run by fancy-regex, which reads the usual syntax as Oniguruma does); no
-        normaliser or Lowercase. The decoder is not needed: `decode` takes the `##`/`</w>` markers off, and
-        puts a space back between words when the pre-tokenizer drops whitespace. Without an unk_token, HF
+        normaliser or Lowercase. The file's decoder is not used: `decode` takes the `##`/`</w>` markers off,
+        and puts a space back between words when the pre-tokenizer drops whitespace (as HF's BPEDecoder and
+        WordPiece decoders do); with no markers and a whitespace-dropping pre-tokenizer it joins the tokens
+        without spaces, where HF (no decoder) joins them with one. Without an unk_token, HF
         drops characters it has no token for; bytepair raises ValueError naming the character.
 
         Anything else — WordPiece/Unigram models, byte_fallback, dropout, other normalisers (NFKC,
         BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), added tokens with
         lstrip/rstrip/single_word — raises ValueError naming it.
 
-        >>> import json, os, tempfile
+        >>> import os, tempfile
         >>> from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
         >>> hf = HFTokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##"))
         >>> hf.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -431,7 +433,8 @@ class Tokenizer:
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{p!r} is not a valid tokenizer.json: {e}") from None
         if not isinstance(doc, dict):
-            raise ValueError(f"{p!r} is not a valid tokenizer.json: it holds a JSON {type(doc).__name__}, not an object")
+            raise ValueError(f"{p!r} is not a valid tokenizer.json: it holds a JSON {type(doc).__name__}, "
+                             f"not an object")
 
         def unsupported(what: str, supported: str = "") -> ValueError:
             supported = supported or ("bytepair reads BPE tokenizer.json files: byte-level, or char-level with "
