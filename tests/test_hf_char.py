@@ -365,6 +365,8 @@ REFUSED = [
      "Split behavior 'MergedWithNext' is not supported"),
     (lambda d: d["added_tokens"].append(added(4, "<mask>", lstrip=True)),
      "added token '<mask>' with lstrip=True is not supported"),
+    (lambda d: d["added_tokens"].append(added(4, "Hi", normalized=True, special=False))
+     or d.update(normalizer={"type": "Lowercase"}), "added token 'Hi' with normalized=True under Lowercase"),
     (lambda d: d["model"].update(unk_token="<unk>"), "unk_token '<unk>' is not in the vocabulary"),
     (lambda d: d["model"].update(merges=[["a", "b"]]), r"merge 0 \('a' 'b'\): 'b' is not in the vocabulary"),
     (lambda d: d["model"]["vocab"].update(b=4) or d["model"].update(merges=[["a", "b"]]),

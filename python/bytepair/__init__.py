@@ -406,7 +406,7 @@ class Tokenizer:
 
         Anything else — WordPiece/Unigram models, byte_fallback, dropout, other normalisers (NFKC,
         BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), added tokens with
-        lstrip/rstrip/single_word — raises ValueError naming it.
+        lstrip/rstrip/single_word (or normalized=True under Lowercase) — raises ValueError naming it.
 
         >>> import os, tempfile
         >>> from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
@@ -503,6 +503,8 @@ class Tokenizer:
             for flag in ("lstrip", "rstrip", "single_word"):
                 if t.get(flag):
                     raise unsupported(f"added token {t['content']!r} with {flag}=True")
+            if lowercase and t.get("normalized"):  # HF would look for it in the lowercased text
+                raise unsupported(f"added token {t['content']!r} with normalized=True under Lowercase")
         core = _core.CoreTokenizer.from_hf_char_parts(
             p, list(vocab.items()), merges, specials, options["unk_token"], options["continuing_subword_prefix"],
             options["end_of_word_suffix"], bool(model.get("fuse_unk")), pattern, lowercase,
