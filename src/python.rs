@@ -480,6 +480,40 @@ impl CoreTokenizer {
         })
     }
 
+    /// A tokenizer from the parts of a HF `tokenizer.json` holding a char-level BPE model: every token (added
+    /// tokens included) → id, merges as (left, right), the special tokens, the model's unk_token, prefix,
+    /// suffix and fuse_unk, the pre-tokenization pattern, Lowercase, and ignore_merges.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_hf_char_parts(
+        py: Python<'_>,
+        source: String,
+        vocab: Vec<(String, u32)>,
+        merges: Vec<(String, String)>,
+        specials: Vec<String>,
+        unk_token: Option<String>,
+        prefix: Option<String>,
+        suffix: Option<String>,
+        fuse_unk: bool,
+        pattern: Option<&str>,
+        lowercase: bool,
+        ignore_merges: bool,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| {
+            guarded(|| {
+                let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
+                let model = crate::formats::existing::CharModel { unk: unk_token.as_deref(), prefix, suffix, fuse_unk };
+                let mut vocab =
+                    crate::formats::existing::vocab_from_hf_char(&source, &entries, &merges, &specials, model)?;
+                vocab.whole_pieces = ignore_merges;
+                let mut names = specials.clone();
+                names.sort_by_key(|s| vocab.by_display[s]);
+                Tokenizer::new(vocab, pattern, lowercase, &names).map(CoreTokenizer::new)
+            })
+        })
+    }
+
     /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.
     #[staticmethod]
     fn from_gpt2(
@@ -534,6 +568,12 @@ impl CoreTokenizer {
     /// Whether the vocabulary follows tiktoken's merge rule (loaded from a rank file).
     fn rank_by_bytes(&self) -> bool {
         self.inner.vocab.rank_by_bytes
+    }
+
+    /// HF's model options: (ignore_merges — a piece that is a token stays whole —, fuse_unk).
+    fn hf_options(&self) -> (bool, bool) {
+        let v = &self.inner.vocab;
+        (v.whole_pieces || v.rank_by_bytes, v.fuse_unk)
     }
 
     /// The pre-tokenizer's regex (None: no split).

@@ -39,6 +39,31 @@ class CoreTokenizer:
     ) -> CoreTokenizer: ...
     @staticmethod
     def from_gpt2(vocab_path: str, merges_path: str, specials: list[str], pattern: str | None) -> CoreTokenizer: ...
+    @staticmethod
+    def from_hf_parts(
+        source: str,
+        vocab: list[tuple[str, int]],
+        merges: list[str],
+        specials: list[str],
+        pattern: str | None,
+        lowercase: bool,
+        ignore_merges: bool,
+    ) -> CoreTokenizer: ...
+    @staticmethod
+    def from_hf_char_parts(
+        source: str,
+        vocab: list[tuple[str, int]],
+        merges: list[tuple[str, str]],
+        specials: list[str],
+        unk_token: str | None,
+        prefix: str | None,
+        suffix: str | None,
+        fuse_unk: bool,
+        pattern: str | None,
+        lowercase: bool,
+        ignore_merges: bool,
+    ) -> CoreTokenizer: ...
+    def hf_options(self) -> tuple[bool, bool]: ...
     def encode(self, text: str, allowed: list[bool], disallowed: list[bool]) -> list[int]: ...
     def decode_bytes(self, ids: list[int]) -> bytes: ...
     def token_strings(self) -> list[str]: ...

@@ -34,6 +34,7 @@ __all__ = [
     "CHAR_TO_BYTE",
     "ReferenceTokenizer",
     "MergeStep",
+    "lower",
     "pre_tokenize",
     "word_frequencies",
     "train",
@@ -87,6 +88,12 @@ BYTE_TO_CHAR: dict[int, str] = bytes_to_unicode()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
 
 
+def lower(text: str) -> str:
+    """The lowercase normaliser: each character lowercased on its own, as HF tokenizers' `Lowercase` does
+    (`str.lower` would make a capital sigma that ends a word the final sigma "ς")."""
+    return "".join(c.lower() for c in text) if "\u03a3" in text else text.lower()
+
+
 def pre_tokenize(text: str, pattern: str | None = "gpt2") -> list[str]:
     """Cuts text into words with a named pattern, a regex, or not at all (None).
 
@@ -138,7 +145,7 @@ def word_frequencies(
     for text in corpus:
         for part in split_special_tokens(text, special_tokens):
             if lowercase:
-                part = part.lower()
+                part = lower(part)
             for word in pre_tokenize(part, pattern):
                 freqs[word] = freqs.get(word, 0) + 1
     return freqs
@@ -206,7 +213,7 @@ class ReferenceTokenizer:
                 tokens.append(part)
                 continue
             if self.lowercase:
-                part = part.lower()
+                part = lower(part)
             for word in pre_tokenize(part, self.pattern):
                 split = [s if s in known else self.unk(s) for s in symbols_of(word, self.mode, self.prefix, self.suffix)]
                 for a, b in self.merges:
@@ -377,7 +384,7 @@ def train_from_counts(
     if lowercase:
         lowered: dict[str, int] = {}
         for word, freq in word_freqs.items():
-            lowered[word.lower()] = lowered.get(word.lower(), 0) + freq
+            lowered[lower(word)] = lowered.get(lower(word), 0) + freq
         word_freqs = lowered
     word_freqs = {w: f for w, f in word_freqs.items() if w and f > 0}
 
