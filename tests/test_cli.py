@@ -152,9 +152,18 @@ def test_train_flags_are_the_library_options(corpus, tmp_path, flags, options):
     argv = ["train", corpus, "-o", tmp_path] + (["--vocab-size", str(size)] if "--vocab-size" not in flags else [])
     result = run(*argv, *flags)
     assert result.code == 0, result.err
-    assert bytepair.Tokenizer.load(tmp_path / files.OUR_FILE) == bytepair.train(corpus, size, **options)
+    tok = bytepair.Tokenizer.load(tmp_path / files.OUR_FILE)
+    assert tok == bytepair.train(corpus, size, **options)
     if options.get("mode") == "char":
         assert not (tmp_path / files.TIKTOKEN_FILE).exists()
+    if (tmp_path / files.HF_FILE).exists():  # HF loads it with the same ids
+        import tokenizers
+
+        hf = tokenizers.Tokenizer.from_file(str(tmp_path / files.HF_FILE))
+        sample = CORPUS[:2000]
+        assert hf.encode(sample, add_special_tokens=False).ids == tok.encode(sample, allowed_special="all")
+    else:  # what could not be written is said
+        assert f"no {files.HF_FILE}: " in result.text
 
 
 def test_train_from_stdin_gz_glob_and_jsonl(corpus, tmp_path):

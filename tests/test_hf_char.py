@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -259,7 +260,7 @@ WORDS = ["the", "The", "thee", " ", "  ", "\n", "\t", "ΟΔΟΣ", "σας", "м�
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)
        | st.lists(st.sampled_from(WORDS), max_size=30).map("".join))
 def test_random_text_gives_hf_ids(random_pairs, text):
     for tok, hf in random_pairs:
@@ -269,11 +270,12 @@ def test_random_text_gives_hf_ids(random_pairs, text):
 # -- fuse_unk, ignore_merges, saving ------------------------------------------------------------------------
 
 def write_hf(path: Path, vocab: dict[str, int], merges: list, **model) -> Path:
-    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
-           "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
-           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                     "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                     "vocab": vocab, "merges": merges, **model}}
+    doc: dict[str, Any] = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": merges, **model}}
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
