@@ -405,8 +405,7 @@ def _megabytes(n: int) -> str:
 def cmd_train(args: argparse.Namespace) -> int:
     if args.vocab_size < 1:
         raise CommandError(f"--vocab-size must be a positive number, got {args.vocab_size}")
-    for name in ("min_frequency",):
-        _positive(getattr(args, name), "--" + name.replace("_", "-"), 0)
+    _positive(args.min_frequency, "--min-frequency", 0)
     _positive(args.threads, "--threads")
     paths = _input_paths(args.files)
     out = Path(args.output)
