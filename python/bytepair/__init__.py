@@ -819,9 +819,11 @@ def _find_encoding_file(name: str, path: PathLike | None) -> str:
     for d in filter(None, cache_dirs):
         if os.path.isfile(os.path.join(d, key)):
             return os.path.join(d, key)
+    looked = f"in {', '.join(map(repr, places))} and in" if places else "in"
+    unset = "" if places else "; no path was given and $BYTEPAIR_DATA is not set"
     raise FileNotFoundError(
-        f"{name} not found (looked in {', '.join(map(repr, places)) or 'no path given'}, and tiktoken's cache). "
-        f"bytepair never downloads: pass path= the folder that holds {name}, or set BYTEPAIR_DATA"
+        f"{name} not found (looked {looked} tiktoken's cache{unset}). bytepair never downloads: pass the folder "
+        f"that holds {name} (path=... in Python, or set BYTEPAIR_DATA=folder for the command line)"
     )
 
 
