@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from . import Tokenizer
+from .viewer import PerToken
 
 __all__ = ["BASELINES", "Row", "compare", "table", "chart"]
 
@@ -26,7 +27,7 @@ BASELINES = ("bytes", "chars", "words")
 
 
 @dataclass
-class Row:
+class Row(PerToken):
     """One tokenizer's numbers on the corpus."""
 
     name: str
@@ -39,14 +40,6 @@ class Row:
     unknown: int = 0  # unk_token occurrences (char-level tokenizers)
     has_unk: bool = False  # the tokenizer has an unk_token
     used: set = field(default_factory=set, repr=False)  # ids (or units) seen
-
-    @property
-    def bytes_per_token(self) -> float:
-        return self.bytes / self.tokens if self.tokens else 0.0
-
-    @property
-    def chars_per_token(self) -> float:
-        return self.characters / self.tokens if self.tokens else 0.0
 
     @property
     def tokens_per_word(self) -> float:

@@ -53,12 +53,12 @@ class Segment:
         return len(self.ids) > 1
 
 
-@dataclass
-class Stats:
+class PerToken:
+    """Ratios of a text's size to its number of tokens (for classes with `tokens`, `bytes`, `characters`)."""
+
     tokens: int
-    characters: int
     bytes: int
-    distinct: int
+    characters: int
 
     @property
     def bytes_per_token(self) -> float:
@@ -67,6 +67,14 @@ class Stats:
     @property
     def chars_per_token(self) -> float:
         return self.characters / self.tokens if self.tokens else 0.0
+
+
+@dataclass
+class Stats(PerToken):
+    tokens: int
+    characters: int
+    bytes: int
+    distinct: int
 
     def line(self) -> str:
         return (f"{self.tokens} tokens ({self.distinct} distinct) for {self.characters} characters, {self.bytes} "
