@@ -47,7 +47,8 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 	touch $@
 
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
-	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers
+	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers \
+		"mypy>=1.8" "selenium>=4.11" matplotlib
 	touch $@
 
 # The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.

@@ -338,6 +338,9 @@ fn train_counts(
 
 /// The thread pool for batch encoding with `threads` threads (0: every core), made once and kept: its
 /// threads keep their piece caches warm from one batch to the next.
+/// Texts per task of a pipelined `encode_batch` (a few hundred KB of typical documents).
+const BATCH_CHUNK: usize = 64;
+
 fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
     static POOLS: Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
     let mut pools = lock(&POOLS);
@@ -400,6 +403,12 @@ impl CoreTokenizer {
         Ok(SpecialPolicy { allowed, disallowed })
     }
 
+    /// Encodes texts in the current rayon pool (in parallel when it has threads).
+    fn encode_all(&self, texts: &[String], policy: &SpecialPolicy) -> Result<Vec<Vec<u32>>, Error> {
+        use rayon::prelude::*;
+        texts.par_iter().map(|t| self.inner.encode(t, policy)).collect()
+    }
+
     /// `ids` as a Python list of ints.
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         let objects = self.id_objects.get_or_init(|| {
@@ -436,10 +445,62 @@ impl CoreTokenizer {
         disallowed: Vec<bool>,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let batches = self.encode_batch_ids(py, texts, allowed, disallowed, threads)?;
-        let lists: Vec<Bound<'py, PyList>> =
-            batches.iter().map(|ids| self.id_list(py, ids)).collect::<PyResult<_>>()?;
-        PyList::new(py, lists)
+        let policy = self.policy(allowed, disallowed)?;
+        let mut lists: Vec<Bound<'py, PyList>> = Vec::with_capacity(texts.len());
+        if threads == 1 || texts.len() < 2 * BATCH_CHUNK {
+            let batches =
+                py.detach(|| guarded(|| encoding_pool(threads)?.install(|| self.encode_all(&texts, &policy))))?;
+            for ids in &batches {
+                lists.push(self.id_list(py, ids)?);
+            }
+            return PyList::new(py, lists);
+        }
+        // The pool encodes chunks of texts while this thread (holding the GIL) turns finished chunks into
+        // lists, in order: building the lists is a sixth of the work and needs the GIL, so done after
+        // encoding it capped two threads at ~1.3x one thread.
+        let pool = encoding_pool(threads).map_err(to_py)?;
+        let (sender, mut receiver) = std::sync::mpsc::channel::<(usize, PyResult<Vec<Vec<u32>>>)>();
+        let mut failure = None;
+        pool.in_place_scope_fifo(|scope| {
+            for (k, chunk) in texts.chunks(BATCH_CHUNK).enumerate() {
+                let sender = sender.clone();
+                let policy = &policy;
+                scope.spawn_fifo(move |_| {
+                    let _ = sender.send((k, guarded(|| self.encode_all(chunk, policy))));
+                });
+            }
+            drop(sender);
+            let mut waiting = std::collections::BTreeMap::new();
+            let mut next = 0;
+            loop {
+                let (back, message) = py.detach(move || {
+                    let message = receiver.recv();
+                    (receiver, message)
+                });
+                receiver = back;
+                let Ok((k, result)) = message else { break };
+                waiting.insert(k, result);
+                while let Some(result) = waiting.remove(&next) {
+                    next += 1;
+                    match result {
+                        Ok(batches) if failure.is_none() => {
+                            for ids in &batches {
+                                match self.id_list(py, ids) {
+                                    Ok(list) => lists.push(list),
+                                    Err(e) => failure = Some(e),
+                                }
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => failure = failure.take().or(Some(e)),
+                    }
+                }
+            }
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => PyList::new(py, lists),
+        }
     }
 
     /// Ids of each text as one little-endian u32 buffer, with each text's token count (for numpy).
@@ -543,6 +604,40 @@ impl CoreTokenizer {
         })
     }
 
+    /// A tokenizer from the parts of a HF `tokenizer.json` holding a char-level BPE model: every token (added
+    /// tokens included) → id, merges as (left, right), the special tokens, the model's unk_token, prefix,
+    /// suffix and fuse_unk, the pre-tokenization pattern, Lowercase, and ignore_merges.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_hf_char_parts(
+        py: Python<'_>,
+        source: String,
+        vocab: Vec<(String, u32)>,
+        merges: Vec<(String, String)>,
+        specials: Vec<String>,
+        unk_token: Option<String>,
+        prefix: Option<String>,
+        suffix: Option<String>,
+        fuse_unk: bool,
+        pattern: Option<&str>,
+        lowercase: bool,
+        ignore_merges: bool,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| {
+            guarded(|| {
+                let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
+                let model = crate::formats::existing::CharModel { unk: unk_token.as_deref(), prefix, suffix, fuse_unk };
+                let mut vocab =
+                    crate::formats::existing::vocab_from_hf_char(&source, &entries, &merges, &specials, model)?;
+                vocab.whole_pieces = ignore_merges;
+                let mut names = specials.clone();
+                names.sort_by_key(|s| vocab.by_display[s]);
+                Tokenizer::new(vocab, pattern, lowercase, &names).map(CoreTokenizer::new)
+            })
+        })
+    }
+
     /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.
     #[staticmethod]
     fn from_gpt2(
@@ -597,6 +692,12 @@ impl CoreTokenizer {
     /// Whether the vocabulary follows tiktoken's merge rule (loaded from a rank file).
     fn rank_by_bytes(&self) -> bool {
         self.inner.vocab.rank_by_bytes
+    }
+
+    /// HF's model options: (ignore_merges — a piece that is a token stays whole —, fuse_unk).
+    fn hf_options(&self) -> (bool, bool) {
+        let v = &self.inner.vocab;
+        (v.whole_pieces || v.rank_by_bytes, v.fuse_unk)
     }
 
     /// The pre-tokenizer's regex (None: no split).

@@ -221,7 +221,7 @@ impl Tokenizer {
     fn encode_ordinary_into(&self, part: &str, whole: &str, ids: &mut Vec<u32>) -> Result<()> {
         let lowered;
         let normalized = if self.lowercase {
-            lowered = part.to_lowercase();
+            lowered = crate::pretokenize::lowercase(part);
             lowered.as_str()
         } else {
             part
@@ -268,6 +268,15 @@ impl Tokenizer {
             if failure.is_some() {
                 return;
             }
+            // HF's ignore_merges: a piece that is a token of the model (not a special token cut out before) is
+            // that token, markers or not.
+            if self.vocab.whole_pieces
+                && let Some(&id) = self.vocab.by_display.get(piece)
+                && (!self.vocab.tokens[id as usize].special || self.vocab.unk == Some(id))
+            {
+                ids.push(id);
+                return;
+            }
             symbols.clear();
             match self.vocab.initial_symbols(piece, &mut symbols) {
                 Ok(()) => {
@@ -311,12 +320,13 @@ impl Tokenizer {
         ))
     }
 
-    /// The bytes that `ids` stand for. With the `whitespace` pattern, which drops spaces, a space is put back
-    /// between words where the `##` prefix or the end-of-word suffix shows a word boundary.
+    /// The bytes that `ids` stand for. With the `whitespace` pattern (and HF's WhitespaceSplit and
+    /// BertPreTokenizer patterns), which drop spaces, a space is put back between words where the `##` prefix or
+    /// the end-of-word suffix shows a word boundary.
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
         let n = self.vocab.len();
         let mut out = Vec::with_capacity(ids.len() * 4);
-        let restore_spaces = self.pretokenizer.pattern.drops_whitespace()
+        let restore_spaces = self.pretokenizer.pattern.splits_at_whitespace()
             && (self.vocab.style.prefix.is_some() || self.vocab.style.suffix.is_some());
         let mut previous: Option<&crate::vocab::Token> = None;
         for (position, &id) in ids.iter().enumerate() {

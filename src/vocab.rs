@@ -141,6 +141,9 @@ pub struct Vocab {
     /// (left, right) → (rank, result). A pair merged twice keeps its later rank, as HF tokenizers does.
     pub merge_rank: FxHashMap<(u32, u32), (u32, u32)>,
     pub unk: Option<u32>,
+    /// HF's `fuse_unk`: a run of unknown units in one word becomes a single `unk` (else one `unk` per unit).
+    /// Only vocabularies read from HF files set it, and only in char mode.
+    pub fuse_unk: bool,
     /// Byte mode without markers: byte → id of its base token, for the encoder's fast path.
     pub(crate) byte_ids: Option<[u32; 256]>,
     /// Ids come from a file (tiktoken, GPT-2), not from bytepair's layout (specials, base, merges in order).
@@ -233,6 +236,7 @@ impl Vocab {
             merges: Vec::new(),
             merge_rank: FxHashMap::default(),
             unk: None,
+            fuse_unk: false,
             byte_ids: None,
             explicit_ids: false,
             rank_by_bytes: false,
@@ -396,6 +400,7 @@ impl Vocab {
         let mut display = String::new();
         let mut k = 0usize;
         let mut failure = None;
+        let mut after_unknown = false; // the previous unit was unknown (for fuse_unk)
         self.style.for_each_unit(word, |unit, raw, offset| {
             if failure.is_some() {
                 return;
@@ -403,9 +408,17 @@ impl Vocab {
             self.style.symbol_display(unit, k == 0, k + 1 == n, &mut display);
             k += 1;
             match self.by_display.get(&display) {
-                Some(&id) => out.push(id),
+                Some(&id) => {
+                    out.push(id);
+                    after_unknown = false;
+                }
                 None => match self.unk {
-                    Some(unk) => out.push(unk),
+                    Some(unk) => {
+                        if !(self.fuse_unk && after_unknown) {
+                            out.push(unk);
+                        }
+                        after_unknown = true;
+                    }
                     None => failure = Some(UnknownUnit { unit: unit.to_string(), raw: raw.to_vec(), offset }),
                 },
             }
@@ -489,6 +502,19 @@ mod tests {
         out.clear();
         v.initial_symbols("abé", &mut out).unwrap();
         assert_eq!(out, vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn fuse_unk_makes_one_unk_per_run_of_unknown_units() {
+        let base: Vec<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        let mut v = Vocab::new(style(Mode::Char, None), &[], Some("[UNK]"), &base).unwrap();
+        let mut out = Vec::new();
+        v.initial_symbols("aéèbç", &mut out).unwrap();
+        assert_eq!(out, vec![1, 0, 0, 2, 0]);
+        v.fuse_unk = true;
+        out.clear();
+        v.initial_symbols("aéèbçà", &mut out).unwrap();
+        assert_eq!(out, vec![1, 0, 2, 0]);
     }
 
     #[test]

@@ -79,7 +79,7 @@ def test_ambiguous_codes_and_windows(tmp_path):
     assert [r.name for r in bytepair.read_fasta(path, ambiguous="split", chunk_length=2)] == \
         ["r:1-2", "r:3-4", "r:9-10", "r:11-11", "r:14-15", "r:16-16"]
     with pytest.raises(ValueError, match="ambiguous='maybe' is not supported"):
-        bytepair.read_fasta(path, ambiguous="maybe")
+        bytepair.read_fasta(path, ambiguous="maybe")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="chunk_length must be None"):
         bytepair.read_fasta(path, chunk_length=0)
 
@@ -140,7 +140,7 @@ def reference_dna(sequences: list[str], vocab_size: int, tie_break: str = "first
                            limit_alphabet=len(alphabet), unk_token="[UNK]", tie_break=tie_break)
 
 
-def vocab_list(tok: bytepair.Tokenizer) -> list[str]:
+def vocab_list(tok: bytepair.Tokenizer) -> list[str | None]:
     return [tok.id_to_token(i) for i in range(tok.vocab_size)]
 
 
@@ -196,11 +196,11 @@ def test_train_dna_options_and_errors(tmp_path):
     with pytest.raises(ValueError, match="lowercase letters, but uppercase=True"):
         bytepair.train_dna(["ACGT"], 10, alphabet="acgt")
     with pytest.raises(TypeError, match="sequence 1 is a int"):
-        bytepair.train_dna(["ACGT", 5], 10)
+        bytepair.train_dna(["ACGT", 5], 10)  # type: ignore[list-item]
     with pytest.raises(ValueError, match="sequence 2 holds '!' at position 1, which is not a nucleotide code"):
         bytepair.train_dna(["ACGT", "AC", "A!"], 10)
     with pytest.raises(TypeError, match="not bytes"):
-        bytepair.train_dna(b"ACGT", 10)
+        bytepair.train_dna(b"ACGT", 10)  # type: ignore[arg-type]
     # Files, records and sequences mix; records are read as their sequence (never their name).
     path = write(tmp_path, "x.fa", ">seq_named_GATTACA\nGGGGCCCC\n")
     mixed = bytepair.train_dna([path, "ACGTACGT", bytepair.FastaRecord("name", "TTTT")], 20)
@@ -315,7 +315,7 @@ def test_dna_stats_and_histogram_png(tmp_path, dna_tokenizer):
     png = token_length_histogram({"a": stats, "b": stats}, tmp_path / "h.png", title="test")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(TypeError, match="DnaStats"):
-        token_length_histogram({"a": 1}, tmp_path / "x.png")
+        token_length_histogram({"a": 1}, tmp_path / "x.png")  # type: ignore[dict-item]
 
 
 # -- the real genome ------------------------------------------------------------------------------------------

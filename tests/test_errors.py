@@ -134,12 +134,12 @@ def test_bad_corpus_items(item):
 
 def test_a_dataset_row_instead_of_its_column_says_what_to_pass():
     with pytest.raises(TypeError, match=r"pass dataset\['text'\]"):
-        bytepair.train([{"text": "hello", "id": 1}], 300)
+        bytepair.train([{"text": "hello", "id": 1}], 300)  # type: ignore[list-item]  # the mistake tested
 
 
 def test_bytes_corpus():
     with pytest.raises(TypeError, match="not bytes"):
-        bytepair.train(b"hello", 300)
+        bytepair.train(b"hello", 300)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -184,9 +184,9 @@ def test_decode_bad_ids():
     with pytest.raises(ValueError, match=r"id -1 \(at position 0\)"):
         tok.decode([-1])
     with pytest.raises(TypeError, match="item 0 is str"):
-        tok.decode(["a"])
+        tok.decode(["a"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="errors='ignore' is not supported"):
-        tok.decode([1], errors="ignore")
+        tok.decode([1], errors="ignore")  # type: ignore[arg-type]
 
 
 def test_decode_of_a_cut_character():
@@ -202,9 +202,9 @@ def test_decode_of_a_cut_character():
 def test_encode_type_errors():
     tok = bytepair.train(CORPUS, 280)
     with pytest.raises(TypeError, match="decode bytes first"):
-        tok.encode(b"hello")
+        tok.encode(b"hello")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="text must be a str"):
-        tok.encode(None)
+        tok.encode(None)  # type: ignore[arg-type]
 
 
 def test_lone_surrogates_are_a_clear_error():

@@ -120,6 +120,15 @@ def test_batch_count_and_threads(encodings, shared_data):
     assert [tok.count(t, disallowed_special=()) for t in texts] == [len(w) for w in want]
     with pytest.raises(ValueError, match="allowed_special"):
         tok.encode_batch(["fine", "not <|endoftext|> fine"])
+    # Enough texts for the pipelined path (chunks encoded by the pool while lists are built): order kept.
+    lines = [line for t in texts for line in t.splitlines()][:3000]
+    assert len(lines) > 1000
+    want = [enc.encode_ordinary(t) for t in lines]
+    for threads in (None, 1, 2):
+        assert tok.encode_batch(lines, disallowed_special=(), threads=threads) == want
+    bad = lines[:900] + ["not <|endoftext|> fine"] + lines[900:]
+    with pytest.raises(ValueError, match="allowed_special"):
+        tok.encode_batch(bad, threads=2)
 
 
 def test_special_tokens_follow_tiktoken(encodings):

@@ -44,7 +44,7 @@ print("finished", flush=True)
 def interrupt(script: str, *args: str, wait: float) -> tuple[int, str, float]:
     proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout.readline().strip() == "ready"
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(wait)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)

@@ -27,8 +27,13 @@ def test_docstring_examples():
     import doctest
 
     import bytepair
+    import bytepair.compare
+    import bytepair.describe
+    import bytepair.explain
     import bytepair.reference
+    import bytepair.viewer
 
-    for module in (bytepair, bytepair.reference):
+    for module in (bytepair, bytepair.reference, bytepair.explain, bytepair.describe, bytepair.viewer,
+                   bytepair.compare):
         failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failures == 0, module.__name__

@@ -45,7 +45,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:Runt
 SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def vocab_list(tok: bytepair.Tokenizer) -> list[str]:
+def vocab_list(tok: bytepair.Tokenizer) -> list[str | None]:
     return [tok.id_to_token(i) for i in range(tok.vocab_size)]
 
 

@@ -4,6 +4,7 @@ through the pure-Python reference — and the `hf` rule against the real HF toke
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -94,7 +95,8 @@ def test_hf_tie_break_equals_hf_tokenizers_on_the_course_example():
 
 @pytest.mark.parametrize("impl", [bytepair, reference], ids=["core", "reference"])
 def test_continuing_subword_prefix_course_example(impl):
-    kwargs = dict(special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True, continuing_subword_prefix="##")
+    kwargs: dict[str, Any] = dict(special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True,
+                                  continuing_subword_prefix="##")
     tok = impl.train(COURSE_CORPUS, vocab_size=50, **kwargs)
     assert tok.merges[:5] == [("Ġ", "##t"), ("##i", "##s"), ("##e", "##r"), ("Ġ", "##a"), ("Ġt", "##o")]
     assert len(tok.merges) == 21
@@ -105,7 +107,8 @@ def test_continuing_subword_prefix_course_example(impl):
 
 
 def test_continuing_subword_prefix_tokenizes_like_the_reference():
-    kwargs = dict(special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True, continuing_subword_prefix="##")
+    kwargs: dict[str, Any] = dict(special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True,
+                                  continuing_subword_prefix="##")
     tok = bytepair.train(COURSE_CORPUS, vocab_size=50, **kwargs)
     ref = reference.train(COURSE_CORPUS, vocab_size=50, **kwargs)
     for text in COURSE_CORPUS + ["This is the tokenizer section."]:

@@ -31,7 +31,7 @@ __all__ = ["Tokenizer", "train", "train_from_counts", "__version__",
            "train_dna", "read_fasta", "iter_fasta", "FastaRecord", "reverse_complement", "dna_stats", "DnaStats"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-Corpus = Union[PathLike, Iterable[Union[str, "os.PathLike[str]"]]]
+Corpus = Union[PathLike, Iterable[Union[str, "os.PathLike[str]", FastaRecord]]]
 
 MODES = ("byte", "char")
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k", "whitespace", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
@@ -248,13 +248,44 @@ class Tokenizer:
         return cls(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
 
     def save_hf(self, path: PathLike) -> None:
-        """Writes a HF `tokenizer.json` (byte-level BPE) that `tokenizers.Tokenizer.from_file` and
+        r"""Writes a HF `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
         `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, encoding to this tokenizer's ids
         (special tokens become HF added tokens, which HF matches anywhere in the text: compare with
-        `encode(text, allowed_special="all")`). Char-level tokenizers are not supported yet (ValueError)."""
+        `encode(text, allowed_special="all")`).
+
+        Byte-level tokenizers get HF's ByteLevel pre-tokenizer and decoder (after a Split regex for patterns
+        other than "gpt2"). Char-level tokenizers keep `unk_token`, `continuing_subword_prefix` and
+        `end_of_word_suffix` in the BPE model; the pattern becomes HF's Whitespace ("whitespace"),
+        WhitespaceSplit (r"\S+"), BertPreTokenizer (the regex `from_hf` reads it as), no pre-tokenizer (None) or
+        a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off:
+        BPEDecoder (suffix) or WordPiece (prefix), which put spaces back between words, for patterns that drop
+        whitespace; otherwise Replace steps and Fuse, which give exactly `decode`. A custom regex is written as a Split regex; HF runs it with
+        Oniguruma, which reads the usual syntax (classes, \p{..}, look-arounds) as bytepair's fancy-regex does.
+
+        Where HF differs from bytepair (ids never do, as long as bytepair can encode the text): without an
+        unk_token, HF silently drops characters it has no token for, where bytepair raises ValueError; HF's
+        WordPiece/BPEDecoder decoders put a space next to a special token inside a word and keep the `##` of
+        a first token that continues a word; `tokenizers.Tokenizer.decode` skips special tokens unless told
+        `skip_special_tokens=False`. Byte-level tokenizers with word markers are refused (ValueError).
+
+        >>> import os, tempfile
+        >>> tok = train(["hug pug pun bun hugs"] * 5, 18, mode="char", pattern="whitespace",
+        ...             unk_token="[UNK]", end_of_word_suffix="</w>")
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.save_hf(path)
+        >>> import tokenizers
+        >>> hf = tokenizers.Tokenizer.from_file(path)
+        >>> hf.encode("hugs mug").tokens == tok.tokenize("hugs mug")
+        True
+        >>> hf.decode(tok.encode("hugs mug"), skip_special_tokens=False)
+        'hugs [UNK]ug'
+        """
         settings = self.settings
-        if settings["mode"] != "byte" or settings["continuing_subword_prefix"] or settings["end_of_word_suffix"]:
-            raise ValueError("save_hf writes byte-level BPE; this tokenizer is char-level or has word markers")
+        if settings["mode"] == "char":
+            return self._save_hf_char(path, settings)
+        if settings["continuing_subword_prefix"] or settings["end_of_word_suffix"]:
+            raise ValueError("save_hf writes byte-level BPE without word markers or char-level BPE; this tokenizer "
+                             "is byte-level with continuing_subword_prefix/end_of_word_suffix")
         byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
         pattern = settings["pattern"]
         if pattern == "gpt2":
@@ -267,23 +298,64 @@ class Tokenizer:
             regex = _hf_regex(self._core.pattern_regex())
             split = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
             pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
-        specials = [{"id": self._ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                     "normalized": False, "special": True} for t in self._specials]
         model = {
             "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
             # tiktoken vocabularies keep a piece that is a token whole, as HF's ignore_merges does.
-            "ignore_merges": bool(self._core.rank_by_bytes()),
+            "ignore_merges": self._core.hf_options()[0],
             "vocab": {s: i for i, s in enumerate(self._strings) if s},  # special tokens too, as HF keeps them
             "merges": [list(m) for m in self.merges],
         }
+        self._write_hf(path, settings, pre_tokenizer, model,
+                       post_processor={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                                       "use_regex": False},
+                       decoder={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                "use_regex": False})
+
+    def _save_hf_char(self, path: PathLike, settings: dict[str, object]) -> None:
+        """save_hf for char-level tokenizers (see there)."""
+        pattern = settings["pattern"]
+        prefix, suffix = settings["continuing_subword_prefix"], settings["end_of_word_suffix"]
+        if pattern is None:
+            pre_tokenizer = None
+        elif pattern in _HF_WORD_SPLITTERS:
+            pre_tokenizer = {"type": _HF_WORD_SPLITTERS[pattern]}
+        elif pattern in ("gpt2", "cl100k", "o200k"):  # these match all of the text: Isolated keeps every piece
+            regex = _hf_regex(self._core.pattern_regex())
+            pre_tokenizer = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+        else:  # the pieces are the matches, text between them is dropped: HF's inverted Removed split
+            regex = _hf_regex(self._core.pattern_regex())
+            pre_tokenizer = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Removed", "invert": True}
+        strip_prefix = {"type": "Replace", "pattern": {"Regex": r"\A" + _onig_escape(prefix or "")}, "content": ""}
+        strip_suffix = {"type": "Replace", "pattern": {"Regex": _onig_escape(suffix or "") + r"\z"}, "content": ""}
+        if pattern in _HF_WORD_SPLITTERS and prefix:  # words start where a token lacks the prefix
+            decoders = ([strip_suffix] if suffix else []) + [{"type": "WordPiece", "prefix": prefix,
+                                                              "cleanup": False}]
+        elif pattern in _HF_WORD_SPLITTERS and suffix:  # words end at the suffix
+            decoders = [{"type": "BPEDecoder", "suffix": suffix}]
+        else:  # pieces keep their whitespace: take the markers off and join
+            decoders = [strip_prefix] * bool(prefix) + [strip_suffix] * bool(suffix) + [{"type": "Fuse"}]
+        ignore_merges, fuse_unk = self._core.hf_options()
+        model = {
+            "type": "BPE", "dropout": None, "unk_token": settings["unk_token"],
+            "continuing_subword_prefix": prefix, "end_of_word_suffix": suffix, "fuse_unk": fuse_unk,
+            "byte_fallback": False, "ignore_merges": ignore_merges,
+            "vocab": {s: i for i, s in enumerate(self._strings) if s},  # unk and special tokens too, as HF keeps them
+            "merges": [list(m) for m in self.merges],
+        }
+        decoder = decoders[0] if len(decoders) == 1 else {"type": "Sequence", "decoders": decoders}
+        self._write_hf(path, settings, pre_tokenizer, model, post_processor=None, decoder=decoder)
+
+    def _write_hf(self, path: PathLike, settings: dict[str, object], pre_tokenizer: object, model: dict[str, object],
+                  post_processor: object, decoder: object) -> None:
+        specials = [{"id": self._ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                     "normalized": False, "special": True} for t in self._specials]
         document = {
             "version": "1.0", "truncation": None, "padding": None, "added_tokens": specials,
             "normalizer": {"type": "Lowercase"} if settings["lowercase"] else None,
             "pre_tokenizer": pre_tokenizer,
-            "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                               "use_regex": False},
-            "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            "post_processor": post_processor,
+            "decoder": decoder,
             "model": model,
         }
         p = Path(path)
@@ -316,10 +388,44 @@ class Tokenizer:
 
     @classmethod
     def from_hf(cls, tokenizer_json: PathLike) -> Tokenizer:
-        """A tokenizer from a HF `tokenizer.json` holding a byte-level BPE model (ByteLevel pre-tokenizer, or a
-        Split regex followed by ByteLevel; optional Lowercase normaliser); ids equal HF's. Added tokens become
-        special tokens (HF matches them anywhere: compare with `encode(text, allowed_special="all")`).
-        Anything else (char-level BPE, WordPiece, Unigram, other normalisers) raises ValueError naming it."""
+        r"""A tokenizer from a HF `tokenizer.json` holding a BPE model; ids equal HF's
+        `Tokenizer.encode(text, add_special_tokens=False).ids`. Added tokens become special tokens (HF matches
+        them anywhere: compare with `encode(text, allowed_special="all")`); post-processors (templates that add
+        [CLS] etc.) are not applied, padding and truncation are ignored.
+
+        Byte-level BPE: the ByteLevel pre-tokenizer (or a Split regex then ByteLevel, or Whitespace then
+        ByteLevel), `ignore_merges`, optional Lowercase normaliser.
+
+        Char-level BPE (no ByteLevel step): the model's `unk_token`, `fuse_unk`, `continuing_subword_prefix`,
+        `end_of_word_suffix` and `ignore_merges`; pre-tokenizer none, Whitespace (pattern "whitespace"),
+        WhitespaceSplit (pattern r"\S+"), BertPreTokenizer or Split with a regex (Isolated, or Removed with
+        invert; the regex is run by fancy-regex, which reads the usual syntax as Oniguruma does); no
+        normaliser or Lowercase. The file's decoder is not used: `decode` takes the `##`/`</w>` markers off,
+        and puts a space back between words when the pre-tokenizer drops whitespace (as HF's BPEDecoder and
+        WordPiece decoders do); with no markers and a whitespace-dropping pre-tokenizer it joins the tokens
+        without spaces, where HF (no decoder) joins them with one. Without an unk_token, HF
+        drops characters it has no token for; bytepair raises ValueError naming the character.
+
+        Anything else — WordPiece/Unigram models, byte_fallback, dropout, other normalisers (NFKC,
+        BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), added tokens with
+        lstrip/rstrip/single_word (or normalized=True under Lowercase) — raises ValueError naming it.
+
+        >>> import os, tempfile
+        >>> from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
+        >>> hf = HFTokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##"))
+        >>> hf.pre_tokenizer = pre_tokenizers.Whitespace()
+        >>> hf.train_from_iterator(["hug pug pun bun hugs"] * 5, trainers.BpeTrainer(
+        ...     vocab_size=30, special_tokens=["[UNK]"], continuing_subword_prefix="##", show_progress=False))
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> hf.save(path)
+        >>> tok = Tokenizer.from_hf(path)
+        >>> tok.tokenize("hugs mug!")
+        ['hugs', '[UNK]', '##ug', '[UNK]']
+        >>> tok.encode("hugs mug!") == hf.encode("hugs mug!").ids
+        True
+        >>> tok.decode(tok.encode("hugs pun"))
+        'hugs pun'
+        """
         p = os.fspath(tokenizer_json)
         if not os.path.isfile(p):
             raise FileNotFoundError(f"no such file: {p!r}")
@@ -328,23 +434,34 @@ class Tokenizer:
                 doc = json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{p!r} is not a valid tokenizer.json: {e}") from None
+        if not isinstance(doc, dict):
+            raise ValueError(f"{p!r} is not a valid tokenizer.json: it holds a JSON {type(doc).__name__}, "
+                             f"not an object")
 
-        def unsupported(what: str) -> ValueError:
-            return ValueError(f"{p!r}: {what} is not supported (bytepair reads byte-level BPE tokenizer.json files)")
+        def unsupported(what: str, supported: str = "") -> ValueError:
+            supported = supported or ("bytepair reads BPE tokenizer.json files: byte-level, or char-level with "
+                                      "unk_token, continuing_subword_prefix and end_of_word_suffix")
+            return ValueError(f"{p!r}: {what} is not supported ({supported})")
 
         model = doc.get("model") or {}
-        if model.get("type") != "BPE":
-            raise unsupported(f"model type {model.get('type')!r}")
+        if not isinstance(model, dict) or model.get("type") != "BPE":
+            raise unsupported(f"model type {model.get('type') if isinstance(model, dict) else model!r}")
+        pre = doc.get("pre_tokenizer") or {}
+        if not isinstance(pre, dict):
+            raise ValueError(f"{p!r}: pre_tokenizer must be an object or null, not {pre!r}")
+        steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else ([pre] if pre else [])
+        if not all(isinstance(s, dict) for s in steps):
+            raise ValueError(f"{p!r}: pre_tokenizer steps must be objects, got {steps!r}")
+        if not any(s.get("type") == "ByteLevel" for s in steps):
+            return cls._from_hf_char(p, doc, model, steps, unsupported)
         for key in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token", "dropout"):
             if model.get(key):
-                raise unsupported(f"model.{key}={model[key]!r}")
+                raise unsupported(f"model.{key}={model[key]!r} with a ByteLevel pre-tokenizer")
         normalizer = doc.get("normalizer")
         lowercase = normalizer == {"type": "Lowercase"}
         if normalizer is not None and not lowercase:
             raise unsupported(f"normalizer {normalizer.get('type')!r}")
-        pre = doc.get("pre_tokenizer") or {}
-        steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
-        if not steps or steps[-1].get("type") != "ByteLevel" or steps[-1].get("add_prefix_space"):
+        if steps[-1].get("type") != "ByteLevel" or steps[-1].get("add_prefix_space"):
             raise unsupported(f"pre-tokenizer {pre.get('type')!r} (need ByteLevel without add_prefix_space)")
         if len(steps) == 1:
             pattern = "gpt2" if steps[0].get("use_regex", True) else None
@@ -361,13 +478,39 @@ class Tokenizer:
             pattern = "whitespace"
         else:
             raise unsupported(f"pre-tokenizer sequence {[s.get('type') for s in steps]!r}")
-        merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges", [])]
-        specials = [t["content"] for t in doc.get("added_tokens", [])]
-        vocab = dict(model.get("vocab", {}))
-        for t in doc.get("added_tokens", []):
-            vocab.setdefault(t["content"], t["id"])
+        vocab, merges, specials = _hf_vocab_and_merges(p, doc, model)
+        merges = [" ".join(m) for m in merges]
         core = _core.CoreTokenizer.from_hf_parts(p, list(vocab.items()), merges, specials, pattern, lowercase,
                                                  bool(model.get("ignore_merges")))
+        return cls(core)
+
+    @classmethod
+    def _from_hf_char(cls, p: str, doc: dict, model: dict, steps: list[dict], unsupported) -> Tokenizer:
+        """from_hf for char-level BPE (see there)."""
+        if model.get("byte_fallback"):
+            raise unsupported("model.byte_fallback=True (SentencePiece-style <0x..> byte tokens)")
+        if model.get("dropout") not in (None, 0, 0.0):
+            raise unsupported(f"model.dropout={model.get('dropout')!r} (BPE-dropout is random; bytepair encodes "
+                              f"deterministically: set it to null)")
+        options = {}
+        for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
+            value = model.get(key)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{p!r}: model.{key} must be a string or null, not {value!r}")
+            options[key] = value or None  # HF treats "" as no marker
+        lowercase = _hf_char_lowercase(doc.get("normalizer"), unsupported)
+        pattern = _hf_char_pattern(steps, unsupported)
+        vocab, merges, specials = _hf_vocab_and_merges(p, doc, model)
+        for t in doc.get("added_tokens") or []:
+            for flag in ("lstrip", "rstrip", "single_word"):
+                if t.get(flag):
+                    raise unsupported(f"added token {t['content']!r} with {flag}=True")
+            if lowercase and t.get("normalized"):  # HF would look for it in the lowercased text
+                raise unsupported(f"added token {t['content']!r} with normalized=True under Lowercase")
+        core = _core.CoreTokenizer.from_hf_char_parts(
+            p, list(vocab.items()), merges, specials, options["unk_token"], options["continuing_subword_prefix"],
+            options["end_of_word_suffix"], bool(model.get("fuse_unk")), pattern, lowercase,
+            bool(model.get("ignore_merges")))
         return cls(core)
 
     def tokenize(
@@ -532,6 +675,113 @@ def _hf_regex(regex: str) -> str:
     return re.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", regex)
 
 
+# HF pre-tokenizers that cut text at whitespace, dropping it, by the bytepair pattern that splits the same way.
+_HF_WHITESPACE_SPLIT = r"\S+"
+_HF_BERT = r"[^\s\p{P}!-/:-@\[-`{-~]+|[\p{P}!-/:-@\[-`{-~]"  # whitespace dropped, each punctuation mark alone
+_HF_WORD_SPLITTERS = {"whitespace": "Whitespace", _HF_WHITESPACE_SPLIT: "WhitespaceSplit", _HF_BERT: "BertPreTokenizer"}
+
+
+def _onig_escape(text: str) -> str:
+    """`text` as a literal in a regex (the same in Oniguruma, HF's engine, and fancy-regex, bytepair's)."""
+    return "".join("\\" + c if c in "\\^$.|?*+()[]{}" else c for c in text)
+
+
+def _hf_vocab_and_merges(p: str, doc: dict, model: dict) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:
+    """A tokenizer.json's tokens (model vocab and added tokens) → id, its merges as (left, right), and its added
+    tokens, checked so that a damaged file is a ValueError naming the entry."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise ValueError(f"{p!r}: model.vocab must be an object of token -> id, not {type(vocab).__name__}")
+    out: dict[str, int] = {}
+    for token, i in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 1 << 32:
+            raise ValueError(f"{p!r}: model.vocab gives {token!r} the id {i!r}; ids are ints from 0 to 2**32 - 1")
+        out[token] = i
+    raw = model.get("merges", [])
+    if not isinstance(raw, list):
+        raise ValueError(f"{p!r}: model.merges must be a list, not {type(raw).__name__}")
+    merges = []
+    for n, m in enumerate(raw):
+        parts = m.split(" ") if isinstance(m, str) else m
+        if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(x, str) for x in parts):
+            raise ValueError(f"{p!r}: model.merges[{n}] is {m!r}; a merge is [left, right] or \"left right\"")
+        merges.append((parts[0], parts[1]))
+    specials: list[str] = []
+    added = doc.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise ValueError(f"{p!r}: added_tokens must be a list, not {type(added).__name__}")
+    model_size = len(out)
+    for t in added:
+        i = t.get("id") if isinstance(t, dict) else None
+        if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"] \
+                or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 1 << 32:
+            raise ValueError(f"{p!r}: added token {t!r} needs a non-empty \"content\" and an int \"id\"")
+        if t["content"] in specials:
+            continue
+        if t["content"] not in out:
+            # HF gives an added token that is not in the model the next id after the model's tokens and the
+            # added tokens before it, whatever "id" the file says (files HF writes agree).
+            top = max((out[s] for s in specials), default=None)
+            out[t["content"]] = top + 1 if top is not None and (top >= model_size or model_size == 0) else model_size
+        specials.append(t["content"])
+    return out, merges, specials
+
+
+def _hf_char_lowercase(normalizer: object, unsupported) -> bool:
+    """Whether a char-level tokenizer.json's normaliser is Lowercase (else none); any other raises."""
+    if normalizer is None:
+        return False
+    parts = normalizer.get("normalizers") if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" \
+        else [normalizer]
+    types = [n.get("type") if isinstance(n, dict) else n for n in parts or []]
+    other = [t for t in types if t != "Lowercase"]
+    if other:
+        hint = " (CharBPETokenizer adds it unless bert_normalizer=False)" if other[0] == "BertNormalizer" else ""
+        raise unsupported(f"normalizer {other[0]!r}{hint}", "bytepair supports no normaliser or Lowercase")
+    return bool(types)
+
+
+def _hf_char_pattern(steps: list[dict], unsupported) -> str | None:
+    """The bytepair pattern that splits text as a char-level tokenizer.json's pre-tokenizer does."""
+    from . import reference
+
+    supported = ("for char-level BPE bytepair supports no pre-tokenizer, Whitespace, WhitespaceSplit, "
+                 "BertPreTokenizer, or Split with a regex (behavior Isolated, or Removed)")
+    if not steps:
+        return None
+    if len(steps) > 1:
+        raise unsupported(f"pre-tokenizer sequence {[s.get('type') for s in steps]!r}", supported)
+    step = steps[0]
+    kind = step.get("type")
+    by_type = {hf: ours for ours, hf in _HF_WORD_SPLITTERS.items()}
+    if not isinstance(kind, str):
+        raise unsupported(f"pre-tokenizer type {kind!r}", supported)
+    if kind in by_type:
+        return by_type[kind]
+    if kind != "Split":
+        raise unsupported(f"pre-tokenizer {kind!r}", supported)
+    pattern = step.get("pattern")
+    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str) and pattern["Regex"]:
+        regex = pattern["Regex"]
+    elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str) and pattern["String"]:
+        regex = _onig_escape(pattern["String"])
+    else:
+        raise unsupported(f"Split pattern {pattern!r}", supported)
+    named = {form: name for name in ("gpt2", "cl100k", "o200k", "whitespace")
+             for form in (reference.PATTERNS[name], _hf_regex(reference.PATTERNS[name]))}
+    gaps = rf"(?:(?!(?:{regex}))[\s\S])+"  # a run of text where the regex does not match
+    behavior, invert = step.get("behavior"), bool(step.get("invert"))
+    if behavior == "Removed" and invert:  # the pieces are the matches, as in bytepair
+        return named.get(regex, regex)
+    if behavior == "Isolated":  # the pieces are the matches and the text between them
+        if named.get(regex) in ("gpt2", "cl100k", "o200k"):  # these match all of any text
+            return named[regex]
+        return f"(?:{regex})|{gaps}"
+    if behavior == "Removed":  # the pieces are the text between matches
+        return gaps
+    raise unsupported(f"Split behavior {behavior!r}", supported)
+
+
 # Name → (file names, pattern, special tokens) of tiktoken's encodings.
 ENCODINGS: dict[str, tuple[tuple[str, ...], str, dict[str, int]]] = {
     "gpt2": (("vocab.bpe", "encoder.json"), "gpt2", {"<|endoftext|>": 50256}),
@@ -571,9 +821,11 @@ def _find_encoding_file(name: str, path: PathLike | None) -> str:
     for d in filter(None, cache_dirs):
         if os.path.isfile(os.path.join(d, key)):
             return os.path.join(d, key)
+    looked = f"in {', '.join(map(repr, places))} and in" if places else "in"
+    unset = "" if places else "; no path was given and $BYTEPAIR_DATA is not set"
     raise FileNotFoundError(
-        f"{name} not found (looked in {', '.join(map(repr, places)) or 'no path given'}, and tiktoken's cache). "
-        f"bytepair never downloads: pass path= the folder that holds {name}, or set BYTEPAIR_DATA"
+        f"{name} not found (looked {looked} tiktoken's cache{unset}). bytepair never downloads: pass the folder "
+        f"that holds {name} (path=... in Python, or set BYTEPAIR_DATA=folder for the command line)"
     )
 
 
@@ -626,7 +878,8 @@ def train(
     initial_alphabet: "all" (every byte; byte mode), "corpus" (only symbols seen), or characters to add to the
         symbols seen.
     min_frequency: stop when the best pair occurs fewer times.
-    lowercase: lowercase text before pre-tokenization (also when encoding).
+    lowercase: lowercase text before pre-tokenization (also when encoding), each character on its own as HF's
+        Lowercase normaliser does.
     continuing_subword_prefix: e.g. "##": symbols that do not start a word carry it (`h ##u ##g`).
     end_of_word_suffix: e.g. "</w>": the last symbol of each word carries it.
     unk_token: token for characters not in the vocabulary when encoding (added as a special token).

@@ -1,7 +1,8 @@
-"""`python -m bytepair ...` is the `bytepair` command (see bytepair/cli.py)."""
+"""`python -m bytepair ...`: the command line (see `bytepair.cli`)."""
 
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -53,7 +53,7 @@ class FastaRecord(NamedTuple):
         """
         return self.name.split(maxsplit=1)[0] if self.name.strip() else ""
 
-    def __len__(self) -> int:  # type: ignore[override]
+    def __len__(self) -> int:
         """Number of bases (not the tuple's 2 fields: a record is measured by its sequence)."""
         return len(self.sequence)
 
@@ -228,7 +228,7 @@ def train_dna(
         if isinstance(fasta_or_sequences, (bytes, bytearray)):
             raise TypeError("sequences must be str, not bytes; decode them first (e.g. data.decode('ascii'))")
         try:
-            items = iter(fasta_or_sequences)  # type: ignore[arg-type]
+            items = iter(fasta_or_sequences)
         except TypeError:
             raise TypeError(f"fasta_or_sequences must be a FASTA path or an iterable of sequences, not "
                             f"{type(fasta_or_sequences).__name__}") from None

@@ -23,7 +23,7 @@ Nothing here is optimised: each merge recounts every pair. Use it on small corpo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import regex
@@ -33,6 +33,8 @@ __all__ = [
     "BYTE_TO_CHAR",
     "CHAR_TO_BYTE",
     "ReferenceTokenizer",
+    "MergeStep",
+    "lower",
     "pre_tokenize",
     "word_frequencies",
     "train",
@@ -86,6 +88,12 @@ BYTE_TO_CHAR: dict[int, str] = bytes_to_unicode()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
 
 
+def lower(text: str) -> str:
+    """The lowercase normaliser: each character lowercased on its own, as HF tokenizers' `Lowercase` does
+    (`str.lower` would make a capital sigma that ends a word the final sigma "ς")."""
+    return "".join(c.lower() for c in text) if "\u03a3" in text else text.lower()
+
+
 def pre_tokenize(text: str, pattern: str | None = "gpt2") -> list[str]:
     """Cuts text into words with a named pattern, a regex, or not at all (None).
 
@@ -137,7 +145,7 @@ def word_frequencies(
     for text in corpus:
         for part in split_special_tokens(text, special_tokens):
             if lowercase:
-                part = part.lower()
+                part = lower(part)
             for word in pre_tokenize(part, pattern):
                 freqs[word] = freqs.get(word, 0) + 1
     return freqs
@@ -205,7 +213,7 @@ class ReferenceTokenizer:
                 tokens.append(part)
                 continue
             if self.lowercase:
-                part = part.lower()
+                part = lower(part)
             for word in pre_tokenize(part, self.pattern):
                 split = [s if s in known else self.unk(s) for s in symbols_of(word, self.mode, self.prefix, self.suffix)]
                 for a, b in self.merges:
@@ -222,6 +230,18 @@ class ReferenceTokenizer:
         """Token ids of `text` (special tokens in the text become their ids)."""
         ids = {token: i for i, token in enumerate(self.vocab)}
         return [ids[t] for t in self.tokenize(text)]
+
+
+@dataclass
+class MergeStep:
+    """One step of training, as `train_from_counts(..., on_merge=...)` reports it."""
+
+    pair_freqs: dict[tuple[str, str], int]  # every pair's count before the merge, in first-seen order
+    pair: tuple[str, str]  # the pair merged
+    count: int  # its count
+    new_token: str
+    splits: dict[str, list[str]]  # each word's symbols after the merge
+    vocab: list[str]  # the vocabulary after the merge
 
 
 def merge_pair_in_split(a: str, b: str, split: list[str], prefix: str | None = None) -> list[str]:
@@ -354,13 +374,17 @@ def train_from_counts(
     max_token_length: int | None = None,
     limit_alphabet: int | None = None,
     tie_break: str = "first_seen",
+    on_merge: Callable[[MergeStep], None] | None = None,
 ) -> ReferenceTokenizer:
-    """Learns merges from word counts (words are used as given). Options as in `bytepair.train`."""
+    """Learns merges from word counts (words are used as given). Options as in `bytepair.train`.
+
+    on_merge: called after each merge with a `MergeStep` (the pair counts it chose from, the merge, the words
+    after it, the vocabulary) — `bytepair.explain` prints a lecture from these."""
     prefix, suffix = continuing_subword_prefix, end_of_word_suffix
     if lowercase:
         lowered: dict[str, int] = {}
         for word, freq in word_freqs.items():
-            lowered[word.lower()] = lowered.get(word.lower(), 0) + freq
+            lowered[lower(word)] = lowered.get(lower(word), 0) + freq
         word_freqs = lowered
     word_freqs = {w: f for w, f in word_freqs.items() if w and f > 0}
 
@@ -420,6 +444,9 @@ def train_from_counts(
             text_of[new_token] = text_of[a] + text_of[b]
             vocab.append(new_token)
             length[new_token] = length[a] + length[b]
+        if on_merge is not None:
+            on_merge(MergeStep(pair_freqs, (a, b), freq, new_token, {w: list(s) for w, s in splits.items()},
+                               list(vocab)))
 
     return ReferenceTokenizer(
         vocab=vocab,

@@ -51,25 +51,25 @@ fn char_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
     if vocab.style.mode != Mode::Char || vocab.style.prefix.is_some() || vocab.style.suffix.is_some() {
         return None;
     }
+    // Each character's initial symbol is the token displayed as that character, as `Vocab::initial_symbols`
+    // finds it (a one-character special token included).
     let mut ascii = [u32::MAX; 128];
     let mut other = FxHashMap::default();
-    for (id, token) in vocab.tokens.iter().enumerate() {
-        let mut chars = token.display.chars();
+    for (display, &id) in &vocab.by_display {
+        let mut chars = display.chars();
         let (Some(c), None) = (chars.next(), chars.next()) else { continue };
-        if token.special {
-            continue;
-        }
         if c.is_ascii() {
-            ascii[c as usize] = id as u32;
+            ascii[c as usize] = id;
         } else {
-            other.insert(c, id as u32);
+            other.insert(c, id);
         }
     }
     let tokens: Vec<Option<&[u8]>> =
         vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
     let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let units = piece::Units::Chars { ascii, other };
-    Some(piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, true))
+    let encoder = piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, true);
+    Some(encoder.with_fuse_unk(vocab.fuse_unk))
 }
 
 /// Merges `symbols` in place by rank.

@@ -14,8 +14,10 @@
 //!   shorter pieces packed), which identify any piece of up to 16 bytes — most tokens — so a lookup is two
 //!   integer compares, no `memcmp`, no pointer to a boxed key (perf: those were 10% and 14% of encoding).
 //!   Its hash comes from the same words. In front of it, each thread keeps a small direct-mapped table of
-//!   recent pieces (4096 slots, L2-resident): the big table's cache misses were a third of encoding.
-//! - Pieces that needed merging are remembered per thread (a bounded cache): rare words repeat.
+//!   recent pieces (4096 slots, L2-resident): the big table's cache misses were a third of encoding. The
+//!   front table also holds short pieces that merged into up to three tokens (rare words repeat), so those
+//!   skip the byte-keyed cache below (its hashing and `memcmp` were 6% of encoding English).
+//! - Longer pieces that needed merging are remembered per thread (a bounded cache).
 //! - Character-level vocabularies map each character to its id (ASCII by table, others by hash) and keep
 //!   the general path's rule — the lowest-ranked pair merges *at every occurrence*, left to right, before
 //!   the next rank is looked at — which can differ from the heap's order only when a merge recreates an
@@ -62,6 +64,8 @@ pub struct PieceEncoder {
     units: Units,
     /// The general path's rule (char mode): a rank merges at all its occurrences before the next rank.
     all_occurrences: bool,
+    /// HF's `fuse_unk` (char mode): a run of units without a token becomes one unknown token.
+    fuse_unk: bool,
     /// `(left << 32) | right` → `(rank << 32) | result`.
     pairs: FxHashMap<u64, u64>,
     /// Byte strings that are one token and that BPE builds back into that token.
@@ -142,10 +146,21 @@ pub struct Scratch {
     heap: BinaryHeap<Reverse<(u32, u32)>>,
     pending: Vec<Reverse<(u32, u32)>>,
     serial: u64,
-    /// Recent whole-token pieces of up to 16 bytes: key → id (len 0 = empty slot).
-    front: Vec<(Key, u32)>,
+    /// Recent pieces of up to 16 bytes and their ids (whole tokens and short merges; len 0 = empty slot).
+    front: Vec<FrontEntry>,
     cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
 }
+
+/// A piece of up to 16 bytes (identified by its key) that encodes to at most `FRONT_IDS` ids.
+#[derive(Clone, Copy, Default)]
+struct FrontEntry {
+    key: Key,
+    ids: [u32; FRONT_IDS],
+    n: u32,
+}
+
+/// Most ids a front-table entry holds: a rare word is usually two or three tokens.
+const FRONT_IDS: usize = 3;
 
 #[derive(Clone, Copy)]
 struct Symbol {
@@ -163,6 +178,13 @@ fn pair_key(left: u32, right: u32) -> u64 {
 }
 
 impl PieceEncoder {
+    /// HF's `fuse_unk` for a character-level encoder (tokens hold no unknown units, so the whole-piece table
+    /// built by `new` does not depend on it).
+    pub fn with_fuse_unk(mut self, fuse_unk: bool) -> PieceEncoder {
+        self.fuse_unk = fuse_unk;
+        self
+    }
+
     /// `pairs`: every mergeable pair `(left, right)` with its rank and result (lower rank merges first).
     /// `tokens`: each token's bytes by id (None for special tokens and unused ids), for the whole-piece table.
     /// `whole_always`: a piece that is a token is that token, whatever BPE would make of it (tiktoken's rule);
@@ -182,7 +204,15 @@ impl PieceEncoder {
             table.entry(pair_key(left, right)).or_insert(((rank as u64) << 32) | result as u64);
         }
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
-        let mut encoder = PieceEncoder { units, all_occurrences, pairs: table, whole: HashTable::new(), unk, serial };
+        let mut encoder = PieceEncoder {
+            units,
+            all_occurrences,
+            fuse_unk: false,
+            pairs: table,
+            whole: HashTable::new(),
+            unk,
+            serial,
+        };
         let mut scratch = Scratch::default();
         let mut out = Vec::new();
         let mut whole = HashTable::new();
@@ -228,34 +258,44 @@ impl PieceEncoder {
         if scratch.serial != self.serial {
             scratch.cache.clear();
             scratch.front.clear();
-            scratch.front.resize(FRONT_SLOTS, (Key::default(), 0));
+            scratch.front.resize(FRONT_SLOTS, FrontEntry::default());
             scratch.serial = self.serial;
         }
         let key = Key::of(piece);
         let hash = key.hash();
+        let short = piece.len() <= 16;
         let slot = (hash as usize) & (FRONT_SLOTS - 1);
-        if piece.len() <= 16 && scratch.front[slot].0 == key {
-            out.push(scratch.front[slot].1);
-            return Ok(());
+        if short {
+            let entry = &scratch.front[slot];
+            if entry.key == key {
+                out.extend_from_slice(&entry.ids[..entry.n as usize]);
+                return Ok(());
+            }
         }
         if let Some(id) = self.whole_token(piece, key, hash) {
-            if piece.len() <= 16 {
-                scratch.front[slot] = (key, id);
+            if short {
+                scratch.front[slot] = FrontEntry { key, ids: [id, 0, 0], n: 1 };
             }
             out.push(id);
             return Ok(());
         }
+        let start = out.len();
         if let Some(ids) = scratch.cache.get(piece) {
             out.extend_from_slice(ids);
-            return Ok(());
-        }
-        let start = out.len();
-        self.merge_bytes(piece, NONE, scratch, out)?;
-        if piece.len() <= CACHED_PIECE_LIMIT {
-            if scratch.cache.len() >= CACHE_LIMIT {
-                scratch.cache.clear();
+        } else {
+            self.merge_bytes(piece, NONE, scratch, out)?;
+            if piece.len() <= CACHED_PIECE_LIMIT {
+                if scratch.cache.len() >= CACHE_LIMIT {
+                    scratch.cache.clear();
+                }
+                scratch.cache.insert(piece.into(), out[start..].into());
             }
-            scratch.cache.insert(piece.into(), out[start..].into());
+        }
+        let made = &out[start..];
+        if short && made.len() <= FRONT_IDS {
+            let mut ids = [0; FRONT_IDS];
+            ids[..made.len()].copy_from_slice(made);
+            scratch.front[slot] = FrontEntry { key, ids, n: made.len() as u32 };
         }
         Ok(())
     }
@@ -318,6 +358,7 @@ impl PieceEncoder {
                 }
             }
             Units::Chars { ascii, other } => {
+                let mut after_unknown = false;
                 let mut i = 0;
                 while i < piece.len() {
                     let b = piece[i];
@@ -332,8 +373,17 @@ impl PieceEncoder {
                         (c.and_then(|c| other.get(&c).copied()).unwrap_or(NONE), len)
                     };
                     match id {
-                        NONE => out.push(self.unk.ok_or(UnknownByte(i))?),
-                        id => out.push(id),
+                        NONE => {
+                            let unk = self.unk.ok_or(UnknownByte(i))?;
+                            if !(self.fuse_unk && after_unknown) {
+                                out.push(unk);
+                            }
+                            after_unknown = true;
+                        }
+                        id => {
+                            out.push(id);
+                            after_unknown = false;
+                        }
                     }
                     i += len;
                 }

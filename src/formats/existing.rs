@@ -58,23 +58,37 @@ fn unused_token() -> Token {
     Token { bytes: Vec::new(), display: String::new(), units: 0, special: true, continues: false, ends_word: false }
 }
 
-/// Lays tokens out at their ids; `specials` are `(text, id)`.
-pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
-    let top = tokens.iter().map(|t| t.1).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0) as usize;
-    let mut vocab = Vocab {
-        style: byte_style(),
-        tokens: vec![unused_token(); top + 1],
+/// A vocabulary with ids 0..=`top`, all unused, for `count` tokens to be placed at their ids. Ids far beyond
+/// the number of tokens are refused: bytepair keeps one slot per id.
+fn empty_explicit(source: &str, style: SymbolStyle, top: u32, count: usize) -> Result<Vocab> {
+    if top as usize >= count.saturating_mul(2) + 65_536 {
+        return Err(Error::value(format!(
+            "{}: id {top} is far beyond the {count} tokens of the vocabulary; bytepair needs ids close to 0..{count}",
+            py_repr(source)
+        )));
+    }
+    Ok(Vocab {
+        style,
+        tokens: vec![unused_token(); top as usize + 1],
         by_display: FxHashMap::default(),
-        num_special: specials.len(),
+        num_special: 0,
         num_base: 0,
         merges: Vec::new(),
         merge_rank: FxHashMap::default(),
         unk: None,
+        fuse_unk: false,
         byte_ids: None,
         explicit_ids: true,
         rank_by_bytes: false,
         whole_pieces: false,
-    };
+    })
+}
+
+/// Lays tokens out at their ids; `specials` are `(text, id)`.
+pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
+    let top = tokens.iter().map(|t| t.1).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
+    let mut vocab = empty_explicit(source, byte_style(), top, tokens.len() + specials.len())?;
+    vocab.num_special = specials.len();
     for (bytes, id) in tokens {
         let display = bytes_to_display(&bytes);
         if vocab.by_display.contains_key(&display) {
@@ -214,4 +228,194 @@ pub fn vocab_from_parts(
         vocab.merge_rank.insert((left, right), (rank, result));
     }
     Ok(vocab)
+}
+
+/// How a HF char-level BPE model cuts words: its unknown token, `##`-style prefix, `</w>`-style suffix, and
+/// whether runs of unknown characters fuse into one unknown token.
+pub struct CharModel<'a> {
+    pub unk: Option<&'a str>,
+    pub prefix: Option<String>,
+    pub suffix: Option<String>,
+    pub fuse_unk: bool,
+}
+
+/// A char-level vocabulary from the parts of a HF `tokenizer.json` BPE model (or a native file holding one):
+/// every token (special tokens included) → id, and the merges as (left, right) in order. Ids are the file's.
+///
+/// As in HF, a merge's result is `left` + `right` without its continuing-subword prefix, and must be a token.
+/// What a token decodes to (its characters without markers) comes from the merge that makes it, or from its
+/// own text for base symbols (one character, optionally with the markers) and for tokens no merge makes.
+pub fn vocab_from_hf_char(
+    source: &str,
+    entries: &std::collections::BTreeMap<String, u32>,
+    merges: &[(String, String)],
+    special_tokens: &[String],
+    model: CharModel<'_>,
+) -> Result<Vocab> {
+    let style = SymbolStyle { mode: Mode::Char, prefix: model.prefix, suffix: model.suffix };
+    let specials: std::collections::HashSet<&str> = special_tokens.iter().map(String::as_str).collect();
+    for s in special_tokens {
+        if !entries.contains_key(s) {
+            return Err(Error::value(format!("{}: special token {} has no id", py_repr(source), py_repr(s))));
+        }
+    }
+    let top = entries.values().copied().max().unwrap_or(0);
+    let mut vocab = empty_explicit(source, style, top, entries.len())?;
+    // Whether a token's bytes and markers are settled (special tokens, base symbols, merge results).
+    let mut settled = vec![false; vocab.tokens.len()];
+    for (display, &id) in entries {
+        if display.is_empty() {
+            return Err(Error::value(format!("{}: the empty string is not a valid token (id {id})", py_repr(source))));
+        }
+        if !vocab.tokens[id as usize].display.is_empty() {
+            return Err(Error::value(format!(
+                "{}: id {id} is given to two tokens, {} and {}",
+                py_repr(source),
+                py_repr(&vocab.tokens[id as usize].display),
+                py_repr(display)
+            )));
+        }
+        // The unknown token is special (never merged, no space put back around it when decoding), as in
+        // vocabularies trained here, even when the file does not list it among the added tokens.
+        let token = if specials.contains(display.as_str()) || model.unk == Some(display.as_str()) {
+            vocab.num_special += 1;
+            settled[id as usize] = true;
+            Token {
+                bytes: display.as_bytes().to_vec(),
+                display: display.clone(),
+                units: 1,
+                special: true,
+                continues: false,
+                ends_word: false,
+            }
+        } else if let Some((bytes, continues, ends_word)) = vocab.style.parse_base(display) {
+            vocab.num_base += 1;
+            settled[id as usize] = true;
+            Token { bytes, display: display.clone(), units: 1, special: false, continues, ends_word }
+        } else {
+            guess_token(&vocab.style, display)
+        };
+        vocab.tokens[id as usize] = token;
+        vocab.by_display.insert(display.clone(), id);
+    }
+    for (i, (a, b)) in merges.iter().enumerate() {
+        let at = |what: String| {
+            Error::value(format!("{}: merge {i} ({} {}): {what}", py_repr(source), py_repr(a), py_repr(b)))
+        };
+        let id_of = |s: &str| {
+            vocab.by_display.get(s).copied().ok_or_else(|| at(format!("{} is not in the vocabulary", py_repr(s))))
+        };
+        let (left, right) = (id_of(a)?, id_of(b)?);
+        let rest = match &vocab.style.prefix {
+            Some(p) => b.strip_prefix(p.as_str()).ok_or_else(|| {
+                at(format!(
+                    "the right part does not start with the continuing_subword_prefix {} (HF cannot load such a \
+                     merge either)",
+                    py_repr(p)
+                ))
+            })?,
+            None => b.as_str(),
+        };
+        let result = id_of(&format!("{a}{rest}"))?;
+        if !settled[result as usize] {
+            let (l, r) = (&vocab.tokens[left as usize], &vocab.tokens[right as usize]);
+            let mut bytes = l.bytes.clone();
+            bytes.extend_from_slice(&r.bytes);
+            let (units, continues, ends_word) = (l.units + r.units, l.continues, r.ends_word);
+            let token = &mut vocab.tokens[result as usize];
+            (token.bytes, token.units, token.continues, token.ends_word) = (bytes, units, continues, ends_word);
+            settled[result as usize] = true;
+        }
+        let rank = vocab.merges.len() as u32;
+        vocab.merges.push(Merge { left, right, result });
+        vocab.merge_rank.insert((left, right), (rank, result));
+    }
+    if let Some(unk) = model.unk {
+        let id = vocab.by_display.get(unk).copied().ok_or_else(|| {
+            Error::value(format!(
+                "{}: unk_token {} is not in the vocabulary (HF would fail on the first unknown character)",
+                py_repr(source),
+                py_repr(unk)
+            ))
+        })?;
+        vocab.unk = Some(id);
+    }
+    vocab.fuse_unk = model.fuse_unk;
+    Ok(vocab)
+}
+
+/// A char-level token no merge makes: its text without the continuing-subword prefix and end-of-word suffix.
+fn guess_token(style: &SymbolStyle, display: &str) -> Token {
+    let mut core = display;
+    let mut continues = false;
+    let mut ends_word = false;
+    if let Some(p) = &style.prefix
+        && core.len() > p.len()
+        && let Some(rest) = core.strip_prefix(p.as_str())
+    {
+        (core, continues) = (rest, true);
+    }
+    if let Some(s) = &style.suffix
+        && core.len() > s.len()
+        && let Some(rest) = core.strip_suffix(s.as_str())
+    {
+        (core, ends_word) = (rest, true);
+    }
+    Token {
+        bytes: core.as_bytes().to_vec(),
+        display: display.to_string(),
+        units: core.chars().count() as u32,
+        special: false,
+        continues,
+        ends_word,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(tokens: &[(&str, u32)]) -> std::collections::BTreeMap<String, u32> {
+        tokens.iter().map(|(s, i)| (s.to_string(), *i)).collect()
+    }
+
+    fn model(prefix: Option<&str>, suffix: Option<&str>) -> CharModel<'static> {
+        CharModel {
+            unk: Some("[UNK]"),
+            prefix: prefix.map(String::from),
+            suffix: suffix.map(String::from),
+            fuse_unk: false,
+        }
+    }
+
+    #[test]
+    fn hf_char_vocab_derives_bytes_and_markers_from_merges() {
+        let e = entries(&[("[UNK]", 0), ("#", 1), ("###", 2), ("##", 3), ("t", 4), ("##h</w>", 5), ("th</w>", 6)]);
+        let merges = vec![("#".to_string(), "###".to_string()), ("t".to_string(), "##h</w>".to_string())];
+        let v = vocab_from_hf_char("t.json", &e, &merges, &["[UNK]".into()], model(Some("##"), Some("</w>"))).unwrap();
+        // "##" is '#' + '#' at the start of a word, not an empty continuing symbol.
+        assert_eq!((v.tokens[3].bytes.as_slice(), v.tokens[3].continues), (&b"##"[..], false));
+        assert_eq!((v.tokens[2].bytes.as_slice(), v.tokens[2].continues), (&b"#"[..], true));
+        assert_eq!((v.tokens[6].bytes.as_slice(), v.tokens[6].ends_word), (&b"th"[..], true));
+        assert_eq!(v.unk, Some(0));
+        assert!(v.tokens[0].special && !v.tokens[1].special);
+        assert_eq!(v.merge_rank[&(4, 5)], (1, 6));
+    }
+
+    #[test]
+    fn hf_char_vocab_errors_name_the_problem() {
+        let e = entries(&[("[UNK]", 0), ("a", 1), ("b", 2), ("ab", 3)]);
+        let merges = vec![("a".to_string(), "b".to_string())];
+        let err = vocab_from_hf_char("t.json", &e, &merges, &[], model(Some("##"), None)).unwrap_err();
+        assert!(err.message.contains("does not start with the continuing_subword_prefix '##'"), "{}", err.message);
+        let merges = vec![("a".to_string(), "c".to_string())];
+        let err = vocab_from_hf_char("t.json", &e, &merges, &[], model(None, None)).unwrap_err();
+        assert!(err.message.contains("'c' is not in the vocabulary"), "{}", err.message);
+        let e = entries(&[("a", 0)]);
+        let err = vocab_from_hf_char("t.json", &e, &[], &[], model(None, None)).unwrap_err();
+        assert!(err.message.contains("unk_token '[UNK]' is not in the vocabulary"), "{}", err.message);
+        let e = entries(&[("a", 0), ("b", 4_000_000_000)]);
+        let err = vocab_from_hf_char("t.json", &e, &[], &[], CharModel { unk: None, ..model(None, None) }).unwrap_err();
+        assert!(err.message.contains("far beyond"), "{}", err.message);
+    }
 }

@@ -79,10 +79,15 @@ pub fn to_string(tok: &Tokenizer) -> String {
             (false, false) => "merges",
         };
         out.push_str(&format!("  \"merge_rule\": {},\n", json(rule)));
+        if v.fuse_unk {
+            out.push_str("  \"fuse_unk\": true,\n");
+        }
         out.push_str("  \"tokens\": [");
         for (i, token) in v.tokens.iter().enumerate() {
             out.push_str(if i % 16 == 0 { "\n    " } else { " " });
-            out.push_str(&if token.special { "null".to_string() } else { json(&token.display) });
+            // Special tokens are listed under "special_tokens"; an unknown token that is not one stays here.
+            let listed = !token.special || (v.unk == Some(i as u32) && !tok.specials.tokens().contains(&token.display));
+            out.push_str(&if listed { json(&token.display) } else { "null".to_string() });
             if i + 1 < v.tokens.len() {
                 out.push(',');
             }
@@ -134,6 +139,8 @@ struct File {
     /// Vocabularies with ids of their own (loaded from tiktoken / GPT-2 files):
     special_token_ids: Option<Vec<u32>>,
     merge_rule: Option<String>,
+    /// HF's fuse_unk (char-level vocabularies read from HF files); absent means false.
+    fuse_unk: Option<bool>,
     tokens: Option<Vec<Option<String>>>,
     alphabet: Vec<String>,
     merges: Vec<Vec<Value>>,
@@ -215,6 +222,12 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
         return Err(Error::value("\"special_token_ids\" must give one id per special token".to_string()));
     }
     let specials: Vec<(String, u32)> = file.special_tokens.iter().cloned().zip(ids).collect();
+    if file.mode == "char" {
+        return explicit_char_from_file(file, tokens, &specials, pattern, source);
+    }
+    if file.fuse_unk.is_some() {
+        return Err(Error::value("\"fuse_unk\" applies to char-level vocabularies only".to_string()));
+    }
     let mut entries = Vec::new();
     for (id, display) in tokens.iter().enumerate() {
         let Some(display) = display else { continue };
@@ -256,6 +269,56 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
         }
     };
     Tokenizer::new(vocab, pattern, file.lowercase, &file.special_tokens)
+}
+
+/// The same for char-level vocabularies (read from HF files): tokens are their display strings.
+fn explicit_char_from_file(
+    file: &File,
+    tokens: &[Option<String>],
+    specials: &[(String, u32)],
+    pattern: Pattern,
+    source: &str,
+) -> Result<Tokenizer> {
+    let mut entries = std::collections::BTreeMap::new();
+    for (id, display) in tokens.iter().enumerate() {
+        if let Some(display) = display
+            && entries.insert(display.clone(), id as u32).is_some()
+        {
+            return Err(Error::value(format!("token {} is listed twice", py_repr(display))));
+        }
+    }
+    for (name, id) in specials {
+        if entries.insert(name.clone(), *id).is_some() {
+            return Err(Error::value(format!("special token {} is also listed in \"tokens\"", py_repr(name))));
+        }
+    }
+    let mut merges = Vec::with_capacity(file.merges.len());
+    for (i, merge) in file.merges.iter().enumerate() {
+        let [Value::String(a), Value::String(b)] = merge.as_slice() else {
+            return Err(Error::value(format!("merge {i}: expected [left, right]")));
+        };
+        merges.push((a.clone(), b.clone()));
+    }
+    let whole_pieces = match file.merge_rule.as_deref() {
+        Some("merges") => false,
+        Some("whole_pieces_then_merges") => true,
+        _ => {
+            return Err(Error::value(
+                "\"merge_rule\" of a char-level vocabulary must be \"merges\" or \"whole_pieces_then_merges\""
+                    .to_string(),
+            ));
+        }
+    };
+    let names: Vec<String> = specials.iter().map(|s| s.0.clone()).collect();
+    let model = crate::formats::existing::CharModel {
+        unk: file.unk_token.as_deref(),
+        prefix: file.continuing_subword_prefix.clone(),
+        suffix: file.end_of_word_suffix.clone(),
+        fuse_unk: file.fuse_unk.unwrap_or(false),
+    };
+    let mut vocab = crate::formats::existing::vocab_from_hf_char(source, &entries, &merges, &names, model)?;
+    vocab.whole_pieces = whole_pieces;
+    Tokenizer::new(vocab, pattern, file.lowercase, &names)
 }
 
 #[cfg(test)]

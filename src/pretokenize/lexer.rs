@@ -96,7 +96,31 @@ impl<'t> Scanner<'t> {
     /// The end of the run of characters in any of `classes`.
     #[inline(always)]
     fn skip_any_of(&self, i: usize, classes: Classes) -> usize {
+        // The common classes first skip whole 8-byte words of ASCII members (resolved at compile time: `classes`
+        // is a constant at every call); the byte loop then finishes the run (non-ASCII, the last bytes).
+        let i = match classes {
+            LETTER => self.skip_ascii_words(i, |w| ascii_in_range(w | CASE_BITS, b'a', b'z')),
+            NUMBER => self.skip_ascii_words(i, |w| ascii_in_range(w, b'0', b'9')),
+            O200K_LOWER => self.skip_ascii_words(i, |w| ascii_in_range(w, b'a', b'z')),
+            O200K_UPPER => self.skip_ascii_words(i, |w| ascii_in_range(w, b'A', b'Z')),
+            _ => i,
+        };
         self.skip_while(i, |c| c & classes != 0)
+    }
+
+    /// Skips 8 bytes at a time while `members(word)` marks every byte (its high bit), then up to the first byte
+    /// it does not mark. Stops 8 bytes before the end (the byte loop does the rest).
+    #[inline(always)]
+    fn skip_ascii_words(&self, mut i: usize, members: impl Fn(u64) -> u64) -> usize {
+        while i + 8 <= self.len() {
+            let word = u64::from_le_bytes(self.bytes[i..i + 8].try_into().expect("8 bytes"));
+            let outside = !members(word) & HIGH_BITS;
+            if outside != 0 {
+                return i + (outside.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+        i
     }
 
     /// The end of the run of characters in none of `classes`.
@@ -180,6 +204,23 @@ impl<'t> Scanner<'t> {
     }
 }
 
+/// The high bit of each byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+/// Setting bit 5 of an ASCII letter lowercases it.
+const CASE_BITS: u64 = 0x2020_2020_2020_2020;
+
+/// The high bit of each byte of `word` that is ASCII and in `lo..=hi` (`hi < 0x80`), the other bits clear.
+/// Adding `0x80 - lo` to a 7-bit byte sets its high bit exactly when the byte is ≥ `lo`, and no byte carries
+/// into the next (7 bits + at most 0x80 < 0x100); likewise `0x7F - hi` for > `hi`.
+#[inline(always)]
+fn ascii_in_range(word: u64, lo: u8, hi: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let low7 = word & !HIGH_BITS;
+    let at_least_lo = low7 + ONES * (0x80 - lo as u64);
+    let above_hi = low7 + ONES * (0x7F - hi as u64);
+    at_least_lo & !above_hi & !word & HIGH_BITS
+}
+
 /// What the `\s` alternatives need to know about a whitespace run.
 struct WhitespaceRun {
     /// Just past the run.
@@ -229,7 +270,7 @@ fn split_tiling<'t>(text: &'t str, mut f: impl FnMut(&'t str), piece_end: impl F
 ///   gives back exactly the run's last character (which then starts the next piece, usually as ` word`). A
 ///   single whitespace character before a non-space fails `\s+(?!\S)` and is taken by the final `\s+`.
 pub fn split_gpt2<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, gpt2_piece_end)
+    split_tiling(text, f, |s, start| gpt2_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -275,7 +316,7 @@ fn gpt2_piece_end(s: &Scanner, start: usize) -> usize {
 ///   else up to and including the run's last CR/LF (`\s*` backtracks to it); else the run minus its last
 ///   character when that leaves at least one; else a single whitespace character.
 pub fn split_cl100k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, cl100k_piece_end)
+    split_tiling(text, f, |s, start| cl100k_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -351,7 +392,7 @@ fn other_run_start(s: &Scanner, start: usize, classes: Classes) -> Option<usize>
 ///   if it reaches the end of the text; else the run minus its last character when that leaves at least one;
 ///   else the single whitespace character (`\s+`).
 pub fn split_o200k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, o200k_piece_end)
+    split_tiling(text, f, |s, start| o200k_piece_end(s, start))
 }
 
 #[inline(always)]

@@ -146,6 +146,35 @@ fn random_strings_agree_with_fancy_regex() {
     }
 }
 
+/// Long ASCII runs (the splitters skip letters and digits 8 bytes at a time): random strings of up to 80 units,
+/// mostly ASCII letters of both cases and digits, broken by a few units of every other kind, so that runs end
+/// at every offset within a word, next to non-ASCII letters, and near the end of the text.
+#[test]
+fn long_ascii_runs_agree_with_fancy_regex() {
+    const RUNS: [&str; 8] = ["a", "z", "A", "Z", "m", "Q", "0", "9"];
+    let cases = cases_with_regexes();
+    let mut random = SplitMix64(0xA5C1_1E77);
+    let mut text = String::new();
+    for _ in 0..random_case_count() / 4 {
+        text.clear();
+        for _ in 0..random.below(81) {
+            let unit = if random.below(6) == 0 {
+                ALPHABET[random.below(ALPHABET.len())]
+            } else if random.below(12) == 0 {
+                // The ASCII neighbours of the letter and digit ranges.
+                ["@", "[", "`", "{", "/", ":", "\x7f", "\u{80}"][random.below(8)]
+            } else {
+                let kinds = if random.below(3) == 0 { RUNS.len() } else { 4 };
+                RUNS[random.below(kinds)]
+            };
+            text.push_str(unit);
+        }
+        for (case, regex) in &cases {
+            assert_agrees(case, regex, &text);
+        }
+    }
+}
+
 /// Hand-picked inputs that pin down the behaviours the comments in lexer.rs describe.
 #[test]
 fn documented_behaviours() {

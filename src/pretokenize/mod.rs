@@ -38,6 +38,19 @@ pub const O200K: &str = concat!(
 /// Whitespace itself is dropped.
 pub const WHITESPACE: &str = r"\w+|[^\w\s]+";
 
+/// HF tokenizers' `WhitespaceSplit` pre-tokenizer: runs of non-whitespace; whitespace is dropped.
+pub const WHITESPACE_SPLIT: &str = r"\S+";
+
+/// HF tokenizers' `BertPreTokenizer`: whitespace is dropped and each punctuation character (Unicode `P*`, and
+/// the ASCII symbols) is a piece of its own.
+pub const BERT: &str = r"[^\s\p{P}!-/:-@\[-`{-~]+|[\p{P}!-/:-@\[-`{-~]";
+
+/// The `lowercase` normaliser: each character lowercased on its own, as HF tokenizers' `Lowercase` does.
+/// (`str::to_lowercase` differs only for a capital sigma ending a word, which it makes a final sigma `ς`.)
+pub fn lowercase(text: &str) -> String {
+    if text.contains('Σ') { text.chars().flat_map(char::to_lowercase).collect() } else { text.to_lowercase() }
+}
+
 /// Which pattern splits the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -88,6 +101,16 @@ impl Pattern {
     /// True when the pattern throws text away (whitespace), so decoding cannot restore it exactly.
     pub fn drops_whitespace(&self) -> bool {
         matches!(self, Pattern::Whitespace)
+    }
+
+    /// True when pieces are cut at whitespace and never contain it (HF's Whitespace, WhitespaceSplit and
+    /// BertPreTokenizer), so word markers show where decoding should put a space back.
+    pub fn splits_at_whitespace(&self) -> bool {
+        match self {
+            Pattern::Whitespace => true,
+            Pattern::Custom(regex) => regex == WHITESPACE_SPLIT || regex == BERT,
+            _ => false,
+        }
     }
 }
 
@@ -253,6 +276,20 @@ mod tests {
     #[test]
     fn custom_regex_splits_with_fancy_regex() {
         assert_eq!(pieces(Pattern::Custom(r"\d+|(?<=\d)[a-z]".into()), "a12b3c"), ["12", "b", "3", "c"]);
+    }
+
+    #[test]
+    fn hf_whitespace_split_and_bert_patterns() {
+        assert_eq!(pieces(Pattern::Custom(WHITESPACE_SPLIT.into()), "Hi, you!\t¿no?"), ["Hi,", "you!", "¿no?"]);
+        assert_eq!(
+            pieces(Pattern::Custom(BERT.into()), "Hi, 2+2=4 «you»!"),
+            ["Hi", ",", "2", "+", "2", "=", "4", "«", "you", "»", "!"]
+        );
+    }
+
+    #[test]
+    fn lowercase_is_per_character_as_in_hf() {
+        assert_eq!(lowercase("ΟΔΟΣ ΣΑΣ İx"), "οδοσ σασ i\u{307}x");
     }
 
     #[test]

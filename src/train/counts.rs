@@ -389,7 +389,7 @@ impl WordCounter {
         }
         let lowered;
         let word = if self.lowercase {
-            lowered = word.to_lowercase();
+            lowered = crate::pretokenize::lowercase(word);
             lowered.as_str()
         } else {
             word
@@ -446,7 +446,7 @@ fn count_item(
 /// Normalises and pre-tokenizes special-token-free text, counting each piece.
 fn count_text(pretokenizer: &PreTokenizer, lowercase: bool, text: &str, local: &mut LocalCounts) -> Result<()> {
     if lowercase {
-        let lowered = text.to_lowercase();
+        let lowered = crate::pretokenize::lowercase(text);
         return pretokenizer.split(&lowered, |piece| local.add(piece));
     }
     pretokenizer.split(text, |piece| local.add(piece))
