@@ -238,6 +238,15 @@ impl Tokenizer {
                 if failure.is_some() {
                     return;
                 }
+                if piece.len() >= u32::MAX as usize {
+                    // The encoder indexes a piece's symbols with u32: refuse rather than wrap around.
+                    failure = Some(Error::value(format!(
+                        "a piece of {} bytes (one word without pre-tokenization, e.g. a whole genome) is more than \
+                         can be encoded at once (4 GiB); encode it in parts",
+                        piece.len()
+                    )));
+                    return;
+                }
                 if let Err(unknown) = fast.encode(piece.as_bytes(), &mut scratch, ids) {
                     let at = offset_in(whole, part, normalized, piece) + unknown.0;
                     let b = piece.as_bytes()[unknown.0];

@@ -195,6 +195,37 @@ mod tests {
     }
 
     #[test]
+    fn char_encoder_fuses_unknown_runs_and_maps_one_character_specials_like_the_general_path() {
+        use crate::vocab::{Mode, SymbolStyle};
+        let style = SymbolStyle { mode: Mode::Char, prefix: None, suffix: None };
+        let base: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        for fuse in [false, true] {
+            let mut v = Vocab::new(style.clone(), &["#".into()], Some("[UNK]"), &base).unwrap();
+            let (a, b, c) = (v.by_display["a"], v.by_display["b"], v.by_display["c"]);
+            let ab = v.push_merge(a, b);
+            v.push_merge(ab, c);
+            v.push_merge(c, c);
+            v.fuse_unk = fuse;
+            let encoder = char_encoder(&v).unwrap();
+            let mut x = 11u64;
+            for len in [1usize, 5, 40, 60, 300, 5000] {
+                let text: String = (0..len)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ['a', 'b', 'c', '#', 'x', 'é', 'c'][(x >> 40) as usize % 7]
+                    })
+                    .collect();
+                let mut general = Vec::new();
+                v.initial_symbols(&text, &mut general).unwrap();
+                apply_merges(&mut general, &v.merge_rank);
+                let mut fast = Vec::new();
+                encoder.encode(text.as_bytes(), &mut piece::Scratch::default(), &mut fast).unwrap();
+                assert_eq!(fast, general, "fuse_unk={fuse} {text}");
+            }
+        }
+    }
+
+    #[test]
     fn merges_apply_in_rank_order() {
         // h=0 u=1 g=2 ug=3 hug=4
         let mut ranks = FxHashMap::default();

@@ -79,9 +79,7 @@ impl Slots {
                 continue; // nothing to merge, ever
             }
             let start = slots.len();
-            if start + symbols.len() >= NONE as usize {
-                return Err(too_many_units());
-            }
+            check_positions(start + symbols.len())?;
             let count = i64::try_from(*count).unwrap_or(i64::MAX);
             for (i, &s) in symbols.iter().enumerate() {
                 let pos = (start + i) as u32;
@@ -234,9 +232,7 @@ impl<T: Symbol> Compact<T> {
                 total += n + 1;
             }
         }
-        if total >= NONE as usize {
-            return Err(too_many_units());
-        }
+        check_positions(total)?;
         let mut ids: Vec<T> = Vec::with_capacity(total);
         ids.push(T::DEAD);
         let mut ends = Vec::new();
@@ -357,12 +353,19 @@ impl<T: Symbol> Layout for Compact<T> {
 
 // -- initial symbols ----------------------------------------------------------------------------------------
 
-fn too_many_units() -> Error {
-    Error::value(format!(
-        "the unique words of this corpus hold more than {} units, more than one training run can index; train \
-         on a sample of the corpus (BPE merges settle long before that)",
-        NONE - 2
-    ))
+/// Positions are u32 and NONE (u32::MAX) marks "no position": a layout may hold at most this many.
+const MAX_POSITIONS: usize = NONE as usize - 1;
+
+/// Refuses a corpus whose positions would not fit in 32 bits (never wraps around silently).
+fn check_positions(total: usize) -> Result<()> {
+    if total <= MAX_POSITIONS {
+        return Ok(());
+    }
+    Err(Error::value(format!(
+        "the unique words of this corpus hold {total} units, more than the {MAX_POSITIONS} one training run can \
+         index (a genome over ~4.29 Gbp; ~2.1 Gbp with reverse_complement=True); train on a sample of the corpus \
+         — BPE merges settle long before that — or on fewer chromosomes"
+    )))
 }
 
 fn unknown_unit(word: &str, unit: &str) -> Error {
@@ -442,5 +445,21 @@ impl UnitMapper {
         initial_symbols(vocab, word, scratch)?;
         ids.extend(scratch.iter().map(|&id| T::from_id(id)));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_beyond_32_bits_are_refused_not_wrapped() {
+        assert!(check_positions(0).is_ok());
+        assert!(check_positions(MAX_POSITIONS).is_ok());
+        let err = check_positions(MAX_POSITIONS + 1).unwrap_err();
+        assert!(err.message.contains("4294967295 units") && err.message.contains("reverse_complement"), "{}", err);
+        // A 2 GB single-line sequence (2^31 bases) fits, with its separators; twice that does not.
+        assert!(check_positions((1usize << 31) + 2).is_ok());
+        assert!(check_positions((1usize << 32) + 3).is_err());
     }
 }
