@@ -66,6 +66,10 @@ pub struct PieceEncoder {
     all_occurrences: bool,
     /// HF's `fuse_unk` (char mode): a run of units without a token becomes one unknown token.
     fuse_unk: bool,
+    /// Char mode (merge lists: one pair per rank): each rank's (left, right), and each token's length in
+    /// initial symbols — what the compact long-piece merge needs.
+    by_rank: Vec<(u32, u32)>,
+    symbol_len: Vec<u32>,
     /// `(left << 32) | right` → `(rank << 32) | result`.
     pairs: FxHashMap<u64, u64>,
     /// Byte strings that are one token and that BPE builds back into that token.
@@ -203,11 +207,28 @@ impl PieceEncoder {
             // The first (lowest) rank of a pair wins, as when merges are applied in order.
             table.entry(pair_key(left, right)).or_insert(((rank as u64) << 32) | result as u64);
         }
+        let (mut by_rank, mut symbol_len) = (Vec::new(), Vec::new());
+        if all_occurrences {
+            for (&k, &v) in &table {
+                let rank = (v >> 32) as usize;
+                if by_rank.len() <= rank {
+                    by_rank.resize(rank + 1, (NONE, NONE));
+                }
+                by_rank[rank] = ((k >> 32) as u32, k as u32);
+            }
+            // Characters per token (specials and the unknown token stand for one symbol).
+            symbol_len = tokens
+                .iter()
+                .map(|t| t.and_then(|b| std::str::from_utf8(b).ok()).map_or(1, |s| s.chars().count().max(1) as u32))
+                .collect();
+        }
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
         let mut encoder = PieceEncoder {
             units,
             all_occurrences,
             fuse_unk: false,
+            by_rank,
+            symbol_len,
             pairs: table,
             whole: HashTable::new(),
             unk,
@@ -340,7 +361,11 @@ impl PieceEncoder {
         } else if n <= HEAP_LIMIT {
             self.merge_heap(out, start, limit, scratch);
         } else {
-            self.merge_buckets(out, start, limit, scratch);
+            if self.all_occurrences {
+                self.merge_runs_in_place(out, start, limit);
+            } else {
+                self.merge_buckets(out, start, limit, scratch);
+            }
         }
         Ok(())
     }
@@ -517,6 +542,104 @@ impl PieceEncoder {
             }
         }
         unlink(symbols, ids, start);
+    }
+
+    /// `merge_buckets` for character vocabularies (each rank merged at all its occurrences), on the ids
+    /// themselves: no linked list — the symbol after the one at `p` starts at `p + len(id)`, the one before is
+    /// found from the id written again at each symbol's last position, and positions inside a symbol hold NONE
+    /// (as the training's compact layout). 4 bytes per symbol instead of 12: a chromosome's symbols are far
+    /// beyond the caches, and this is what keeps its encoding time linear as it grows.
+    fn merge_runs_in_place(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
+        let sym = &mut ids[start..];
+        let n = sym.len();
+        let len = |id: u32| self.symbol_len.get(id as usize).copied().unwrap_or(1) as usize;
+        let mut buckets: Vec<Vec<u32>> = Vec::new();
+        let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+        let add = |buckets: &mut Vec<Vec<u32>>, ranks: &mut BinaryHeap<Reverse<u32>>, rank: u32, pos: usize| {
+            if buckets.len() <= rank as usize {
+                buckets.resize_with(rank as usize + 1, Vec::new);
+            }
+            let bucket = &mut buckets[rank as usize];
+            if bucket.is_empty() {
+                ranks.push(Reverse(rank));
+            }
+            bucket.push(pos as u32);
+        };
+        // The initial pairs, counted first so that their buckets are allocated once, at their size (growing
+        // them by doubling cost a sixth of encoding a chromosome in page faults and copies).
+        let mut sizes: Vec<u32> = vec![0; self.by_rank.len()];
+        let mut initial: Vec<u32> = Vec::with_capacity(n);
+        for i in 0..n - 1 {
+            let (rank, _) = self.rank(sym[i], sym[i + 1], limit);
+            initial.push(rank);
+            if rank != NONE {
+                sizes[rank as usize] += 1;
+            }
+        }
+        buckets.resize_with(sizes.len(), Vec::new);
+        for (bucket, &size) in buckets.iter_mut().zip(&sizes) {
+            bucket.reserve_exact(size as usize);
+        }
+        drop(sizes);
+        for (i, &rank) in initial.iter().enumerate() {
+            if rank != NONE {
+                add(&mut buckets, &mut ranks, rank, i);
+            }
+        }
+        drop(initial);
+        while let Some(Reverse(rank)) = ranks.pop() {
+            let mut positions = std::mem::take(&mut buckets[rank as usize]);
+            positions.sort_unstable();
+            positions.dedup();
+            let (a, b) = self.by_rank[rank as usize];
+            let (len_a, len_b) = (len(a), len(b));
+            let x = self.rank(a, b, limit).1;
+            for (i, &p) in positions.iter().enumerate() {
+                if let Some(&ahead) = positions.get(i + PREFETCH_DISTANCE) {
+                    crate::prefetch(&sym[ahead as usize]);
+                }
+                let p = p as usize;
+                // Still a symbol `a` followed by `b`? (An entry was recorded where `a` started; that position
+                // can since only have become the inside of a longer symbol (NONE), the start of one, or the
+                // end of one longer than `a` — never another `a`.)
+                let q = p + len_a;
+                if sym[p] != a || q >= n || sym[q] != b {
+                    continue;
+                }
+                let end = q + len_b - 1;
+                sym[p] = x;
+                sym[end] = x;
+                if q - 1 != p {
+                    sym[q - 1] = NONE;
+                }
+                if q != end {
+                    sym[q] = NONE;
+                }
+                if end + 1 < n {
+                    let (r, _) = self.rank(x, sym[end + 1], limit);
+                    if r != NONE {
+                        add(&mut buckets, &mut ranks, r, p);
+                    }
+                }
+                if p > 0 {
+                    let left = p - len(sym[p - 1]);
+                    let (r, _) = self.rank(sym[left], x, limit);
+                    if r != NONE {
+                        add(&mut buckets, &mut ranks, r, left);
+                    }
+                }
+            }
+        }
+        // The symbols, left to right.
+        let mut write = start;
+        let mut p = 0;
+        while p < n {
+            let id = ids[start + p];
+            ids[write] = id;
+            write += 1;
+            p += len(id);
+        }
+        ids.truncate(write);
     }
 
     /// Merges the pair at `pos` if it is still there with this rank (entries go stale: the symbol was merged
