@@ -320,6 +320,7 @@ fn train_counts(
                 let words: Vec<(&str, u64)> = counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
                 train::prepare_with(&words, &config, engine)?
             };
+            let merger = merger.with_pool(counter.pool());
             let mut display = Progress::new(progress, None, check_signals);
             let trained = merger.run(&mut display)?;
             display.finish();

@@ -163,6 +163,11 @@ impl WordCounter {
         })
     }
 
+    /// The counting threads (training's recounts use them too).
+    pub fn pool(&self) -> &rayon::ThreadPool {
+        &self.pool
+    }
+
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }

@@ -21,7 +21,7 @@ use crate::vocab::{Mode, Vocab};
 pub(super) const NONE: u32 = u32::MAX;
 
 /// The symbols of all words, laid end to end (in order of first appearance) by unit position.
-pub(super) trait Layout {
+pub(super) trait Layout: Sync {
     /// Whether the merge loop saves memory over time (the compact layout exists for memory): it compacts
     /// occurrence lists that are mostly stale, and keeps only the pairs frequent enough to matter soon.
     const LEAN: bool;
@@ -37,7 +37,16 @@ pub(super) trait Layout {
     /// Start of the symbol after the symbol `id` that starts at `p`; NONE at the end of its word.
     fn next(&self, p: u32, id: u32) -> u32;
     /// Calls `f(p, left, right)` for every pair of adjacent symbols (`left` at `p`), in order of position.
-    fn for_each_pair(&self, f: impl FnMut(u32, u32, u32));
+    fn for_each_pair(&self, f: impl FnMut(u32, u32, u32)) {
+        self.for_each_pair_in(0, self.positions() as u32, f);
+    }
+    /// The same for the pairs whose left symbol starts in `from..to`; `from` is 0 or a `split_point`.
+    fn for_each_pair_in(&self, from: u32, to: u32, f: impl FnMut(u32, u32, u32));
+    /// A position between two words near the middle (pairs never span it), for counting in two halves; None
+    /// when there is none or the layout is too small to be worth it.
+    fn split_point(&self) -> Option<u32> {
+        None
+    }
     /// Start of the symbol before the one that starts at `p`; NONE at the start of its word.
     fn prev(&self, p: u32) -> u32;
     /// Count of the word that position `p` belongs to.
@@ -113,10 +122,11 @@ impl Layout for Slots {
         self.slots[p as usize].next
     }
 
-    fn for_each_pair(&self, mut f: impl FnMut(u32, u32, u32)) {
-        for (p, slot) in self.slots.iter().enumerate() {
+    fn for_each_pair_in(&self, from: u32, to: u32, mut f: impl FnMut(u32, u32, u32)) {
+        for p in from..to {
+            let slot = self.slots[p as usize];
             if slot.id != NONE && slot.next != NONE {
-                f(p as u32, slot.id, self.slots[slot.next as usize].id);
+                f(p, slot.id, self.slots[slot.next as usize].id);
             }
         }
     }
@@ -152,7 +162,7 @@ impl Layout for Slots {
 // -- compact ------------------------------------------------------------------------------------------------
 
 /// A symbol id stored in 2 or 4 bytes; `DEAD` (all ones) marks positions where no symbol starts or ends.
-pub(super) trait Symbol: Copy + Eq + Send {
+pub(super) trait Symbol: Copy + Eq + Send + Sync {
     const DEAD: Self;
     /// Largest token id this type can hold (DEAD excluded).
     const MAX_ID: u32;
@@ -186,13 +196,20 @@ impl Symbol for u32 {
     }
 }
 
+/// Layouts with fewer positions are recounted by one thread (two do not pay off). (The unit tests split
+/// small ones, so that both ways are exercised.)
+#[cfg(not(test))]
+const SPLIT_FROM_POSITIONS: u32 = 1 << 20;
+#[cfg(test)]
+const SPLIT_FROM_POSITIONS: u32 = 64;
+
 /// Positions per entry of the word-count table's index.
 const COUNT_BLOCK_SHIFT: u32 = 6;
 
 /// The count of the word a position is in: all equal (`uniform`), or looked up by the word ends.
 struct WordCountIndex {
     uniform: Option<i64>,
-    /// Per word: the position of the separator after it; ascending.
+    /// Per word: the position of the separator after it; ascending (kept even when counts are uniform).
     ends: Vec<u32>,
     counts: Vec<i64>,
     /// Per block of 2^COUNT_BLOCK_SHIFT positions: the first word that ends at or after the block's start.
@@ -266,8 +283,7 @@ impl<T: Symbol> Compact<T> {
                 block_word.push(w.min(ends.len().saturating_sub(1)) as u32);
             }
         } else {
-            ends = Vec::new();
-            counts = Vec::new();
+            counts = Vec::new(); // the ends stay: they are where the symbols may be counted in parts
         }
         let units = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
         Ok(Compact { ids, units, counts: WordCountIndex { uniform, ends, counts, block_word } })
@@ -293,10 +309,10 @@ impl<T: Symbol> Layout for Compact<T> {
         if self.ids[e as usize] == T::DEAD { NONE } else { e }
     }
 
-    fn for_each_pair(&self, mut f: impl FnMut(u32, u32, u32)) {
+    fn for_each_pair_in(&self, from: u32, to: u32, mut f: impl FnMut(u32, u32, u32)) {
         // Symbols are skipped whole, so only symbol starts and separators are read (one length per symbol).
-        let n = self.ids.len();
-        let mut p = 0usize;
+        let n = to as usize;
+        let mut p = from as usize;
         while p < n {
             let left = self.ids[p];
             if left == T::DEAD {
@@ -310,6 +326,19 @@ impl<T: Symbol> Layout for Compact<T> {
             }
             p = q;
         }
+    }
+
+    fn split_point(&self) -> Option<u32> {
+        let n = self.ids.len() as u32;
+        if n < SPLIT_FROM_POSITIONS {
+            return None;
+        }
+        // The separator after the word that ends nearest the middle.
+        let ends = &self.counts.ends;
+        let i = ends.partition_point(|&e| e < n / 2);
+        let candidates = [i.checked_sub(1).map(|j| ends[j]), ends.get(i).copied()];
+        let best = candidates.into_iter().flatten().min_by_key(|&e| e.abs_diff(n / 2))?;
+        (best > n / 4 && best < n - n / 4).then_some(best)
     }
 
     #[inline(always)]

@@ -107,9 +107,31 @@ struct Tally {
     count: u64,
     /// Occurrences; u32::MAX marks a pair that is not counted.
     n: u32,
+    first: u32,
     last: u32,
     /// Size of its occurrence list (see `OccurrenceList::cost`).
     cost: usize,
+}
+
+/// The tallies of one pair over two consecutive parts: the second part's list starts over from 0, so its
+/// first entry's size is taken again from the first part's last entry.
+fn join_tallies<O: OccurrenceList>(a: Tally, b: Tally) -> Tally {
+    if a.n == u32::MAX || b.n == u32::MAX {
+        return Tally { n: u32::MAX, ..a };
+    }
+    if b.n == 0 {
+        return a;
+    }
+    if a.n == 0 {
+        return b;
+    }
+    Tally {
+        count: a.count.saturating_add(b.count),
+        n: a.n + b.n,
+        first: a.first,
+        last: b.last,
+        cost: a.cost + b.cost - O::cost(0, b.first) + O::cost(a.last, b.first),
+    }
 }
 
 /// A heap entry: a pair with its count and tie key when pushed.
@@ -165,6 +187,17 @@ impl<'c> Merger<'c> {
         }
     }
 
+    /// Lets lean runs count pairs on two threads of `pool` (the merge loop itself stays on the calling thread,
+    /// where Ctrl-C is seen).
+    pub fn with_pool(mut self, pool: &'c rayon::ThreadPool) -> Merger<'c> {
+        match &mut self.inner {
+            Inner::Slots(core) => core.pool = Some(pool),
+            Inner::Compact16(core) => core.pool = Some(pool),
+            Inner::Compact32(core) => core.pool = Some(pool),
+        }
+        self
+    }
+
     pub fn run(self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
         match self.inner {
             Inner::Slots(core) => core.run(observer),
@@ -186,6 +219,8 @@ struct Core<'c, L: Layout> {
     merge_counts: Vec<u64>,
     step: u32,
     touched: Vec<u32>,
+    /// Threads for recounting (None: the calling thread only).
+    pool: Option<&'c rayon::ThreadPool>,
     /// Lean runs: list entries left by the last recount, and added since.
     entries_recounted: u64,
     entries_added: u64,
@@ -256,6 +291,7 @@ impl<'c, L: Layout> Core<'c, L> {
             merge_counts: Vec::new(),
             step: 0,
             touched: Vec::new(),
+            pool: None,
             entries_recounted: 0,
             entries_added: 0,
             threshold: 1,
@@ -515,45 +551,51 @@ impl<'c, L: Layout> Core<'c, L> {
         self.touched.clear();
         crate::release_freed_memory();
         // Pass 1: count, occurrences, list size of every pair that may be counted — in a direct table while
-        // the vocabulary is small (a hash probe per position of a genome mispredicts), else hashed.
+        // the vocabulary is small (a hash probe per position of a genome mispredicts), else hashed. A direct
+        // count of a large layout runs in two halves on two threads, split between two words.
         let width = self.vocab.len();
         let direct = width <= RECOUNT_TABLE_LIMIT;
-        let mut table: Vec<Tally> = if direct { vec![Tally::default(); width * width] } else { Vec::new() };
-        // Hashed: only (count, occurrences) per pair — late in a run there can be millions of pairs; lists then
-        // start at a lower bound of their size and are trimmed after they are filled.
-        let mut hashed: FxHashMap<u64, (u64, u32)> = FxHashMap::default();
-        let layout = &self.layout;
-        layout.for_each_pair(|pos, left, right| {
-            if direct {
-                let tally = &mut table[left as usize * width + right as usize];
-                if tally.n == 0 && !self.recountable(left, right) {
-                    tally.n = u32::MAX;
-                }
-                if tally.n != u32::MAX {
-                    tally.count = tally.count.saturating_add(layout.count(pos) as u64);
-                    tally.cost += L::List::cost(tally.last, pos);
-                    tally.last = pos;
-                    tally.n += 1;
-                }
-                return;
-            }
-            let (count, n) = hashed.entry(key(left, right)).or_default();
-            if *n == 0 && !self.recountable(left, right) {
-                *n = u32::MAX;
-            }
-            if *n != u32::MAX {
-                *count = count.saturating_add(layout.count(pos) as u64);
-                *n += 1;
-            }
-        });
-        let mut tallies: Vec<(u64, Tally)> = if direct {
-            let counted = table.iter().enumerate().filter(|(_, t)| t.n != 0 && t.n != u32::MAX);
-            counted.map(|(i, t)| (key((i / width) as u32, (i % width) as u32), *t)).collect()
-        } else {
-            let counted = hashed.into_iter().filter(|(_, (_, n))| *n != u32::MAX);
-            counted.map(|(k, (count, n))| (k, Tally { count, n, last: 0, cost: n as usize })).collect()
+        let n = self.layout.positions() as u32;
+        let split = match (direct, self.pool) {
+            (true, Some(pool)) if pool.current_num_threads() > 1 => self.layout.split_point(),
+            _ => None,
         };
-        drop(table);
+        let mut tail_table: Vec<Tally> = Vec::new(); // the second half's tallies, when split
+        let mut tallies: Vec<(u64, Tally)> = if direct {
+            let mut table = match (split, self.pool) {
+                (Some(s), Some(pool)) => {
+                    let (head, tail) = pool.join(|| self.tally_direct(0, s, width), || self.tally_direct(s, n, width));
+                    tail_table = tail;
+                    let mut table = head;
+                    for (a, b) in table.iter_mut().zip(&tail_table) {
+                        *a = join_tallies::<L::List>(*a, *b);
+                    }
+                    table
+                }
+                _ => self.tally_direct(0, n, width),
+            };
+            let counted = table.iter_mut().enumerate().filter(|(_, t)| t.n != 0 && t.n != u32::MAX);
+            let out = counted.map(|(i, t)| (key((i / width) as u32, (i % width) as u32), *t)).collect();
+            drop(table);
+            out
+        } else {
+            // Only (count, occurrences) per pair — late in a run there can be millions of pairs; lists then start
+            // at a lower bound of their size and are trimmed after they are filled.
+            let mut hashed: FxHashMap<u64, (u64, u32)> = FxHashMap::default();
+            let layout = &self.layout;
+            layout.for_each_pair(|pos, left, right| {
+                let (count, n) = hashed.entry(key(left, right)).or_default();
+                if *n == 0 && !self.recountable(left, right) {
+                    *n = u32::MAX;
+                }
+                if *n != u32::MAX {
+                    *count = count.saturating_add(layout.count(pos) as u64);
+                    *n += 1;
+                }
+            });
+            let counted = hashed.into_iter().filter(|(_, (_, n))| *n != u32::MAX);
+            counted.map(|(k, (count, n))| (k, Tally { count, n, first: 0, last: 0, cost: n as usize })).collect()
+        };
         // The threshold: an eighth of the best count, or lower so that enough pairs are kept.
         let remaining = self.config.vocab_size.saturating_sub(self.vocab.len()).max(1);
         let wanted = remaining.saturating_mul(KEPT_PER_MERGE);
@@ -586,8 +628,8 @@ impl<'c, L: Layout> Core<'c, L> {
                 sorted: true,
             });
         }
-        // Pass 2: the positions of the kept pairs.
-        // The kept pairs' indices, in a direct table again while the vocabulary is small.
+        // Pass 2: the positions of the kept pairs (their indices in a direct table again while the vocabulary
+        // is small); when split, the second half's lists are built on their own and appended.
         let mut indices: Vec<u32> = if direct { vec![NONE; width * width] } else { Vec::new() };
         for (k, state) in self.pairs.iter().enumerate() {
             if direct {
@@ -595,16 +637,49 @@ impl<'c, L: Layout> Core<'c, L> {
             }
         }
         let (layout, pairs, pair_index) = (&self.layout, &mut self.pairs, &self.pair_index);
-        layout.for_each_pair(|pos, left, right| {
-            let k = if direct {
+        let lookup = |left: u32, right: u32| {
+            if direct {
                 indices[left as usize * width + right as usize]
             } else {
                 pair_index.get(&key(left, right)).copied().unwrap_or(NONE)
-            };
-            if k != NONE {
-                pairs[k as usize].occurrences.add(pos);
             }
-        });
+        };
+        match (split, self.pool) {
+            (Some(s), Some(pool)) => {
+                let mut tails: Vec<L::List> = pairs
+                    .iter()
+                    .map(|p| L::List::with_capacity(tail_table[p.left as usize * width + p.right as usize].cost))
+                    .collect();
+                drop(tail_table);
+                pool.join(
+                    || {
+                        layout.for_each_pair_in(0, s, |pos, left, right| {
+                            let k = lookup(left, right);
+                            if k != NONE {
+                                pairs[k as usize].occurrences.add(pos);
+                            }
+                        })
+                    },
+                    || {
+                        layout.for_each_pair_in(s, n, |pos, left, right| {
+                            let k = lookup(left, right);
+                            if k != NONE {
+                                tails[k as usize].add(pos);
+                            }
+                        })
+                    },
+                );
+                for (state, tail) in pairs.iter_mut().zip(tails) {
+                    state.occurrences.append(tail);
+                }
+            }
+            _ => layout.for_each_pair(|pos, left, right| {
+                let k = lookup(left, right);
+                if k != NONE {
+                    pairs[k as usize].occurrences.add(pos);
+                }
+            }),
+        }
         drop(indices);
         if !direct {
             for state in &mut self.pairs {
@@ -616,6 +691,29 @@ impl<'c, L: Layout> Core<'c, L> {
         for k in 0..self.pairs.len() as u32 {
             self.push_entry(k);
         }
+    }
+
+    /// Pass 1 of a recount over the pairs whose left symbol starts in `from..to`, in a direct table.
+    fn tally_direct(&self, from: u32, to: u32, width: usize) -> Vec<Tally> {
+        let mut table = vec![Tally::default(); width * width];
+        let layout = &self.layout;
+        layout.for_each_pair_in(from, to, |pos, left, right| {
+            let tally = &mut table[left as usize * width + right as usize];
+            if tally.n == 0 {
+                if !self.recountable(left, right) {
+                    tally.n = u32::MAX;
+                    return;
+                }
+                tally.first = pos;
+            }
+            if tally.n != u32::MAX {
+                tally.count = tally.count.saturating_add(layout.count(pos) as u64);
+                tally.cost += L::List::cost(tally.last, pos);
+                tally.last = pos;
+                tally.n += 1;
+            }
+        });
+        table
     }
 
     /// One occurrence next to a merged pair changes pairs: `gone` (with the old symbol) loses it, `made` (with

@@ -393,7 +393,13 @@ mod engine_tests {
     fn run(words: &[(String, u64)], config: &TrainConfig, engine: Engine) -> (Vec<(u32, u32, u32)>, Vec<u64>) {
         let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
         let t = prepare_with(&words, config, engine).unwrap().run(&mut Silent).unwrap();
-        (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts)
+        let sequential = (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts);
+        // Recounting on two threads (split between words) changes nothing.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let t = prepare_with(&words, config, engine).unwrap().with_pool(&pool).run(&mut Silent).unwrap();
+        let pooled = (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts);
+        assert_eq!(sequential, pooled, "with a pool");
+        sequential
     }
 
     #[test]

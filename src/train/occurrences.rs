@@ -11,15 +11,17 @@
 pub(super) const LOOKAHEAD: usize = 16;
 
 /// The operations the merge loop needs.
-pub(super) trait OccurrenceList: Default {
+pub(super) trait OccurrenceList: Default + Send + Sync {
     /// A place in the list, for resuming a scan (the `first_seen` tie key).
-    type Cursor: Copy + Default;
+    type Cursor: Copy + Default + Send + Sync;
     /// An empty list with room for `cost` storage units (see `cost`).
     fn with_capacity(cost: usize) -> Self;
     /// Storage units entry `pos` takes after an entry `prev`.
     fn cost(prev: u32, pos: u32) -> usize;
     fn last_entry(&self) -> Option<u32>;
     fn add(&mut self, pos: u32);
+    /// Appends `tail`, a list of later positions built on its own (starting from 0).
+    fn append(&mut self, tail: Self);
     /// All entries in order (decoded into `scratch` if need be).
     fn positions<'a>(&'a self, scratch: &'a mut Vec<u32>) -> &'a [u32];
     /// The entry at `cursor` and the cursor after it, or None at the end.
@@ -50,6 +52,10 @@ impl OccurrenceList for Vec<u32> {
     #[inline]
     fn add(&mut self, pos: u32) {
         self.push(pos);
+    }
+
+    fn append(&mut self, tail: Self) {
+        self.extend_from_slice(&tail);
     }
 
     #[inline]
@@ -188,6 +194,18 @@ impl OccurrenceList for DeltaList {
         self.len += 1;
     }
 
+    fn append(&mut self, tail: Self) {
+        if tail.len == 0 {
+            return;
+        }
+        // The tail's first entry is a difference from 0: write it again from this list's last entry.
+        let (first, rest) = tail.decode(0, 0);
+        self.add(first);
+        self.bytes.extend_from_slice(&tail.bytes[rest..]);
+        self.len += tail.len - 1;
+        self.last = tail.last;
+    }
+
     fn positions<'a>(&'a self, scratch: &'a mut Vec<u32>) -> &'a [u32] {
         self.decode_all(scratch);
         scratch
@@ -248,6 +266,12 @@ mod tests {
         list.sort_dedup();
         assert_eq!(list.positions(&mut scratch), [0, 1, 2, 5, 7, 63, 64, 100, 200, 100_000, u32::MAX - 1]);
         assert_eq!(list.len, 11);
+        // A list built in two halves is the list built at once.
+        let all: Vec<u32> = (0..500).map(|i| i * 37 % 1000 + i * 1000).collect();
+        let mut head = DeltaList::encode_all(&all[..200]);
+        head.append(DeltaList::encode_all(&all[200..]));
+        let whole = DeltaList::encode_all(&all);
+        assert_eq!((head.bytes.clone(), head.len, head.last), (whole.bytes.clone(), whole.len, whole.last));
         // Dense ascending positions take one byte each.
         let dense = DeltaList::encode_all(&(0..1000).map(|i| i * 16).collect::<Vec<u32>>());
         assert_eq!(dense.heap_bytes(), 1000);
