@@ -344,3 +344,12 @@ def test_ecoli_layouts_agree_on_a_slice(shared_data):
     for tie_break in ("first_seen", "hf"):
         assert train_with_engine(chunks, 1000, "compact", tie_break, None, 0) == \
             train_with_engine(chunks, 1000, "slots", tie_break, None, 0)
+
+
+def test_docstring_examples_of_the_dna_module():
+    import doctest
+
+    import bytepair.dna
+
+    failures, tried = doctest.testmod(bytepair.dna, optionflags=doctest.ELLIPSIS)
+    assert failures == 0 and tried > 10
