@@ -50,9 +50,13 @@ def test_dna_stats(tmp_path, fasta):
     assert "bases per token" in result.text and "mean k-mer length" in result.text
     numbers = json.loads(run("dna-stats", "-t", out, fasta, "--chunk-length", "5", "--json").text)
     assert numbers["sequences"] == 9 and numbers["bases"] == 38  # windows of 5: 5 + 4
+    assert run("train", "--fasta", fasta, "--vocab-size", "20", "-o", tmp_path / "big").code == 0
+    both = run("dna-stats", "-t", f"small={out}", "-t", f"big={tmp_path / 'big'}", fasta, "--json")
+    numbers = json.loads(both.text)
+    assert set(numbers) == {"small", "big"} and numbers["big"]["tokens"] < numbers["small"]["tokens"]
     if has_matplotlib():
         png = tmp_path / "h.png"
-        assert run("dna-stats", "-t", out, fasta, "--png", png).code == 0
+        assert run("dna-stats", "-t", out, "-t", tmp_path / "big", fasta, "--png", png).code == 0, "png"
         assert png.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -271,12 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_compare)
 
     # dna-stats
-    p = command("dna-stats", "how a DNA tokenizer cuts FASTA/FASTQ sequences: bases per token, k-mer lengths, "
-                "token-length histograms", """\
+    p = command("dna-stats", "how DNA tokenizers cut FASTA/FASTQ sequences: bases per token, k-mer lengths, "
+                "token-length histograms (several tokenizers side by side)", """\
   bytepair dna-stats -t dna/ genome.fa.gz
   bytepair dna-stats -t dna/ genome.fa.gz --chunk-length 1000 --png lengths.png
+  bytepair dna-stats -t 4k=dna4k/ -t 16k=dna16k/ genome.fa.gz --png compare.png
   bytepair dna-stats -t dna/ reads.fq.gz --json""")
-    _tokenizer_option(p)
+    p.add_argument("-t", "--tokenizer", action="append", required=True, metavar="[NAME=]TOKENIZER",
+                   dest="tokenizers", help="a DNA tokenizer (a folder written by `bytepair train --fasta`, or a "
+                   "tokenizer file); repeat to compare several, NAME= labels one")
+    _data_option(p)
     p.add_argument("fasta", nargs="+", metavar="FASTA", help="FASTA/FASTQ files (plain or .gz)")
     p.add_argument("--chunk-length", type=int, metavar="N", help="encode windows of N bases (default: whole "
                    "sequences)")
@@ -576,23 +580,36 @@ def cmd_dna_stats(args: argparse.Namespace) -> int:
     paths = _input_paths(args.fasta)
     if "-" in paths:
         raise CommandError("dna-stats reads FASTA/FASTQ files (plain or .gz), not standard input")
-    tok = _load(args.tokenizer, args.data)
+    tokenizers: dict[str, bytepair.Tokenizer] = {}
+    for spec in args.tokenizers:
+        name, _, rest = spec.partition("=")
+        label, spec = (name, rest) if rest and "/" not in name and not os.path.exists(spec) else (spec.rstrip("/"), spec)
+        if label in tokenizers:
+            raise CommandError(f"two tokenizers are named {label!r}: label them, e.g. -t a={spec}")
+        tokenizers[label] = _load(spec, args.data)
     uppercase = not args.keep_case
-    records = (r for p in paths for r in bytepair.iter_fasta(p, uppercase=uppercase, ambiguous=args.ambiguous,
-                                                               chunk_length=args.chunk_length))
-    stats = bytepair.dna_stats(tok, records, uppercase=uppercase, threads=args.threads)
+    results: dict[str, bytepair.DnaStats] = {}
+    for label, tok in tokenizers.items():  # the files are read again for each: memory holds one record
+        records = (r for p in paths for r in bytepair.iter_fasta(p, uppercase=uppercase, ambiguous=args.ambiguous,
+                                                                   chunk_length=args.chunk_length))
+        results[label] = bytepair.dna_stats(tok, records, uppercase=uppercase, threads=args.threads)
     if args.json:
         import dataclasses
 
-        json.dump(dataclasses.asdict(stats), sys.stdout, indent=1)
+        numbers = {label: dataclasses.asdict(st) for label, st in results.items()}
+        json.dump(numbers if len(numbers) > 1 else next(iter(numbers.values())), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print(stats)
+        for i, (label, st) in enumerate(results.items()):
+            if len(results) > 1:
+                print(("\n" if i else "") + f"{label}:")
+            print(st)
     if args.png:
         from .viz import token_length_histogram
 
         names = ", ".join(os.path.basename(p) for p in paths)
-        token_length_histogram(stats, args.png, title=f"{args.tokenizer}: {names}"[:100])
+        title = f"{', '.join(results)}: {names}"[:100]
+        token_length_histogram(results if len(results) > 1 else next(iter(results.values())), args.png, title=title)
         print(f"wrote {args.png}", file=sys.stderr)
     return 0
 
