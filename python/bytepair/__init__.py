@@ -890,7 +890,7 @@ def train(
         the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's) or
         "lexicographic" (the greater pair compared as bytes, Stanford CS336's rule).
     threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS). The result does
-        not depend on it. The merge loop itself runs on one thread.
+        not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
     progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
     errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
 

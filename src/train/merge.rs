@@ -25,14 +25,18 @@
 //!   by the end (E. coli at 4 096: 550 000 pairs, most seen once or twice), and a pair with its list, index
 //!   and heap entries costs ~100 bytes. So only pairs counted at least `threshold` times are kept. That is
 //!   exact because a pair's count never grows after the merge that created it (the one exception, a merge
-//!   that recreates an existing token, rescans): a forgotten pair stays below the threshold, and while the
+//!   that recreates an existing token, forces a recount): a forgotten pair stays below the threshold, and while the
 //!   best pair kept is at or above it, it is the true best. When the best kept pair falls below it, all pairs
 //!   are recounted from the symbols (one pass, O(n)) and the threshold lowered — to an eighth of the best
 //!   count, or lower so that at least four pairs per merge still to come are kept; a handful of rescans per
 //!   run. Lists keep their stale entries (checking them one by one costs a cache miss each: compacting lists
 //!   was a quarter of the time) until the pair is merged or the next recount, which rebuilds every list at
 //!   its exact size from one sequential pass over the symbols; one is forced when the lists have grown by
-//!   as many entries as they started with. Memory stays a few bytes per unit.
+//!   as many entries as they started with. Memory stays a few bytes per unit. A recount of a large layout
+//!   counts and fills the lists in two halves on two of the counting threads (split between two words).
+//! - The `first_seen` tie key (a pair's first occurrence) is pushed as a lower bound — the first list entry
+//!   not known to be stale — and only checked when the entry reaches the top against an equal count:
+//!   checking it for every touched pair at every merge read symbols far apart (a third of a genome's loop).
 
 use rustc_hash::FxHashMap;
 
