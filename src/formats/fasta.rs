@@ -477,6 +477,13 @@ impl FastaReader {
         let header_line = self.line;
         let header = self.rest_of_line(1 << 16)?;
         let name = String::from_utf8_lossy(&header).trim().to_string();
+        if name.contains('\r') {
+            return Err(Error::value(format!(
+                "{} line {header_line}: the file's lines end with a lone carriage return (old Mac line endings); \
+                 convert them first, e.g. `tr '\\r' '\\n' < in.fa > out.fa`",
+                py_repr(&self.path)
+            )));
+        }
         let mut seq = Vec::new();
         match format {
             Format::Fasta => {
@@ -557,6 +564,12 @@ mod tests {
         assert_eq!(got, owned(&[("chr1 first", "ACGTacgn"), ("chr2", "GGTT"), ("empty", "")]));
         assert_eq!(records(b"").unwrap(), vec![]);
         assert_eq!(records(b"\xEF\xBB\xBF>x\nAC").unwrap(), owned(&[("x", "AC")]));
+    }
+
+    #[test]
+    fn old_mac_line_endings_are_refused_clearly() {
+        let err = records(b">x\rACGT\rACGT\r").unwrap_err();
+        assert!(err.message.contains("lone carriage return"), "{}", err.message);
     }
 
     #[test]
