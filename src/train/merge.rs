@@ -109,12 +109,14 @@ struct PairState<O: OccurrenceList> {
 #[derive(Clone, Copy, Default)]
 struct Tally {
     count: u64,
+    /// Size of its occurrence list (see `OccurrenceList::cost`).
+    cost: usize,
     /// Occurrences; u32::MAX marks a pair that is not counted.
     n: u32,
     first: u32,
     last: u32,
-    /// Size of its occurrence list (see `OccurrenceList::cost`).
-    cost: usize,
+    /// When counted in two halves: the size of the second half's list on its own.
+    tail_cost: u32,
 }
 
 /// The tallies of one pair over two consecutive parts: the second part's list starts over from 0, so its
@@ -123,18 +125,20 @@ fn join_tallies<O: OccurrenceList>(a: Tally, b: Tally) -> Tally {
     if a.n == u32::MAX || b.n == u32::MAX {
         return Tally { n: u32::MAX, ..a };
     }
+    let tail_cost = u32::try_from(b.cost).unwrap_or(u32::MAX); // a capacity hint only
     if b.n == 0 {
         return a;
     }
     if a.n == 0 {
-        return b;
+        return Tally { tail_cost, ..b };
     }
     Tally {
         count: a.count.saturating_add(b.count),
+        cost: a.cost + b.cost - O::cost(0, b.first) + O::cost(a.last, b.first),
         n: a.n + b.n,
         first: a.first,
         last: b.last,
-        cost: a.cost + b.cost - O::cost(0, b.first) + O::cost(a.last, b.first),
+        tail_cost,
     }
 }
 
@@ -560,18 +564,20 @@ impl<'c, L: Layout> Core<'c, L> {
         let width = self.vocab.len();
         let direct = width <= RECOUNT_TABLE_LIMIT;
         let n = self.layout.positions() as u32;
+        // (A second table costs memory: only split when it is small beside the layout.)
+        let second_table = width * width * std::mem::size_of::<Tally>();
         let split = match (direct, self.pool) {
-            (true, Some(pool)) if pool.current_num_threads() > 1 => self.layout.split_point(),
+            (true, Some(pool)) if pool.current_num_threads() > 1 && second_table <= n as usize / 8 => {
+                self.layout.split_point()
+            }
             _ => None,
         };
-        let mut tail_table: Vec<Tally> = Vec::new(); // the second half's tallies, when split
         let mut tallies: Vec<(u64, Tally)> = if direct {
             let mut table = match (split, self.pool) {
                 (Some(s), Some(pool)) => {
                     let (head, tail) = pool.join(|| self.tally_direct(0, s, width), || self.tally_direct(s, n, width));
-                    tail_table = tail;
                     let mut table = head;
-                    for (a, b) in table.iter_mut().zip(&tail_table) {
+                    for (a, b) in table.iter_mut().zip(&tail) {
                         *a = join_tallies::<L::List>(*a, *b);
                     }
                     table
@@ -598,7 +604,7 @@ impl<'c, L: Layout> Core<'c, L> {
                 }
             });
             let counted = hashed.into_iter().filter(|(_, (_, n))| *n != u32::MAX);
-            counted.map(|(k, (count, n))| (k, Tally { count, n, first: 0, last: 0, cost: n as usize })).collect()
+            counted.map(|(k, (count, n))| (k, Tally { count, cost: n as usize, n, ..Tally::default() })).collect()
         };
         // The threshold: an eighth of the best count, or lower so that enough pairs are kept.
         let remaining = self.config.vocab_size.saturating_sub(self.vocab.len()).max(1);
@@ -619,7 +625,11 @@ impl<'c, L: Layout> Core<'c, L> {
         self.pairs.reserve_exact(tallies.len());
         self.entries_recounted = tallies.iter().map(|t| t.1.n as u64).sum();
         self.entries_added = 0;
+        let mut tail_costs: Vec<u32> = Vec::with_capacity(if split.is_some() { tallies.len() } else { 0 });
         for (k, tally) in tallies {
+            if split.is_some() {
+                tail_costs.push(tally.tail_cost);
+            }
             let index = self.pairs.len() as u32;
             self.pair_index.insert(k, index);
             self.pairs.push(PairState {
@@ -650,11 +660,8 @@ impl<'c, L: Layout> Core<'c, L> {
         };
         match (split, self.pool) {
             (Some(s), Some(pool)) => {
-                let mut tails: Vec<L::List> = pairs
-                    .iter()
-                    .map(|p| L::List::with_capacity(tail_table[p.left as usize * width + p.right as usize].cost))
-                    .collect();
-                drop(tail_table);
+                let mut tails: Vec<L::List> = tail_costs.iter().map(|&c| L::List::with_capacity(c as usize)).collect();
+                drop(tail_costs);
                 pool.join(
                     || {
                         layout.for_each_pair_in(0, s, |pos, left, right| {
@@ -685,6 +692,12 @@ impl<'c, L: Layout> Core<'c, L> {
             }),
         }
         drop(indices);
+        // The tables are gone: give their memory back now (the pool threads' too, when they counted), or it
+        // stays resident through the rest of the run.
+        if let (Some(_), Some(pool)) = (split, self.pool) {
+            pool.broadcast(|_| crate::release_freed_memory());
+        }
+        crate::release_freed_memory();
         if !direct {
             for state in &mut self.pairs {
                 if state.occurrences.heap_bytes() > 4096 {
