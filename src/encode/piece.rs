@@ -32,6 +32,8 @@ use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 
 const NONE: u32 = u32::MAX;
+/// Marks the last position of a symbol longer than one unit in `merge_in_place`'s layout.
+const END: u32 = 1 << 31;
 /// Pieces with more symbols than this merge with the heap.
 const LINEAR_LIMIT: usize = 48;
 /// Pieces with more symbols than this merge with buckets by rank (a heap of millions of entries is
@@ -66,10 +68,11 @@ pub struct PieceEncoder {
     all_occurrences: bool,
     /// HF's `fuse_unk` (char mode): a run of units without a token becomes one unknown token.
     fuse_unk: bool,
-    /// Char mode (merge lists: one pair per rank): each rank's (left, right), and each token's length in
-    /// initial symbols — what the compact long-piece merge needs.
-    by_rank: Vec<(u32, u32)>,
+    /// Each token's length in units (bytes or characters; the unknown token and specials count one), for
+    /// `merge_in_place`, and whether that merge applies: every merge's result is as long as its two parts
+    /// (and ids leave the top bit free).
     symbol_len: Vec<u32>,
+    in_place: bool,
     /// `(left << 32) | right` → `(rank << 32) | result`.
     pairs: FxHashMap<u64, u64>,
     /// Byte strings that are one token and that BPE builds back into that token.
@@ -207,28 +210,33 @@ impl PieceEncoder {
             // The first (lowest) rank of a pair wins, as when merges are applied in order.
             table.entry(pair_key(left, right)).or_insert(((rank as u64) << 32) | result as u64);
         }
-        let (mut by_rank, mut symbol_len) = (Vec::new(), Vec::new());
-        if all_occurrences {
-            for (&k, &v) in &table {
-                let rank = (v >> 32) as usize;
-                if by_rank.len() <= rank {
-                    by_rank.resize(rank + 1, (NONE, NONE));
-                }
-                by_rank[rank] = ((k >> 32) as u32, k as u32);
-            }
-            // Characters per token (specials and the unknown token stand for one symbol).
-            symbol_len = tokens
-                .iter()
-                .map(|t| t.and_then(|b| std::str::from_utf8(b).ok()).map_or(1, |s| s.chars().count().max(1) as u32))
-                .collect();
+        let chars = matches!(units, Units::Chars { .. });
+        let mut symbol_len: Vec<u32> = tokens
+            .iter()
+            .map(|t| match t {
+                Some(b) if chars => std::str::from_utf8(b).map_or(1, |s| s.chars().count().max(1) as u32),
+                Some(b) => b.len().max(1) as u32,
+                None => 1,
+            })
+            .collect();
+        if let Some(unk) = unk
+            && let Some(len) = symbol_len.get_mut(unk as usize)
+        {
+            *len = 1;
         }
+        let len_of = |id: u32| symbol_len.get(id as usize).copied();
+        let in_place = tokens.len() < END as usize
+            && table.iter().all(|(&k, &v)| {
+                let (left, right, result) = ((k >> 32) as u32, k as u32, v as u32);
+                matches!((len_of(left), len_of(right), len_of(result)), (Some(l), Some(r), Some(x)) if l + r == x)
+            });
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
         let mut encoder = PieceEncoder {
             units,
             all_occurrences,
             fuse_unk: false,
-            by_rank,
             symbol_len,
+            in_place,
             pairs: table,
             whole: HashTable::new(),
             unk,
@@ -350,6 +358,7 @@ impl PieceEncoder {
         out: &mut Vec<u32>,
     ) -> Result<(), UnknownByte> {
         let start = out.len();
+        out.reserve(piece.len());
         self.push_units(piece, out)?;
         let n = out.len() - start;
         if n <= LINEAR_LIMIT {
@@ -360,12 +369,10 @@ impl PieceEncoder {
             }
         } else if n <= HEAP_LIMIT {
             self.merge_heap(out, start, limit, scratch);
+        } else if self.in_place {
+            self.merge_in_place(out, start, limit);
         } else {
-            if self.all_occurrences {
-                self.merge_runs_in_place(out, start, limit);
-            } else {
-                self.merge_buckets(out, start, limit, scratch);
-            }
+            self.merge_heap(out, start, limit, scratch);
         }
         Ok(())
     }
@@ -481,79 +488,37 @@ impl PieceEncoder {
         }
     }
 
-    /// The heap's order — lowest rank first, leftmost first among equals — with one bucket of positions per
-    /// rank, sorted when its turn comes, and a small heap of the ranks that have a bucket. A merge can make a
-    /// pair of lower rank than the one being merged (tiktoken vocabularies allow it); then the rest of the
-    /// bucket waits and the lower rank goes first, exactly as the heap would do it.
-    fn merge_buckets(&self, ids: &mut Vec<u32>, start: usize, limit: u32, scratch: &mut Scratch) {
-        let n = ids.len() - start;
-        let symbols = &mut scratch.symbols;
-        link(symbols, &ids[start..]);
-        // Buckets indexed by rank (ranks are below the vocabulary size).
-        let mut buckets: Vec<Vec<u32>> = Vec::new();
-        let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
-        let add = |buckets: &mut Vec<Vec<u32>>, ranks: &mut BinaryHeap<Reverse<u32>>, rank: u32, pos| {
-            if buckets.len() <= rank as usize {
-                buckets.resize_with(rank as usize + 1, Vec::new);
-            }
-            let bucket = &mut buckets[rank as usize];
-            if bucket.is_empty() {
-                ranks.push(Reverse(rank));
-            }
-            bucket.push(pos);
-        };
-        for i in 0..n - 1 {
-            let (rank, _) = self.rank(symbols[i].id, symbols[i + 1].id, limit);
-            if rank != NONE {
-                add(&mut buckets, &mut ranks, rank, i as u32);
-            }
-        }
-        while let Some(Reverse(rank)) = ranks.pop() {
-            let mut positions = std::mem::take(&mut buckets[rank as usize]);
-            if positions.is_empty() {
-                continue;
-            }
-            positions.sort_unstable();
-            positions.dedup();
-            let mut done = 0;
-            let mut interrupted = false;
-            while done < positions.len() && !interrupted {
-                let pos = positions[done];
-                if let Some(&ahead) = positions.get(done + PREFETCH_DISTANCE) {
-                    crate::prefetch(&symbols[ahead as usize]);
-                }
-                done += 1;
-                let Some(new_pairs) = self.merge_at(symbols, pos, rank, limit) else { continue };
-                for (r, p) in new_pairs {
-                    if r != NONE {
-                        add(&mut buckets, &mut ranks, r, p);
-                        interrupted |= r < rank && !self.all_occurrences;
-                    }
-                }
-            }
-            if done < positions.len() {
-                // A lower rank appeared: it goes first; the rest of this bucket waits its turn again.
-                let rest = positions.split_off(done);
-                let bucket = &mut buckets[rank as usize];
-                if bucket.is_empty() {
-                    ranks.push(Reverse(rank));
-                }
-                bucket.extend(rest);
-            }
-        }
-        unlink(symbols, ids, start);
-    }
-
-    /// `merge_buckets` for character vocabularies (each rank merged at all its occurrences), on the ids
-    /// themselves: no linked list — the symbol after the one at `p` starts at `p + len(id)`, the one before is
-    /// found from the id written again at each symbol's last position, and positions inside a symbol hold NONE
-    /// (as the training's compact layout). 4 bytes per symbol instead of 12: a chromosome's symbols are far
-    /// beyond the caches, and this is what keeps its encoding time linear as it grows.
-    fn merge_runs_in_place(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
+    /// BPE over a long piece in linear time, on the ids themselves: one bucket of start positions per rank,
+    /// taken lowest rank first and sorted when its turn comes (the heap's order: lowest rank, leftmost first).
+    ///
+    /// Layout (4 bytes per symbol, not the linked list's 12: a 10 MB piece or a chromosome is far beyond the
+    /// caches, and the page faults of fresh memory were a third of the time): a symbol covering positions
+    /// `s..=e` has its id at `s`, its id with `END` set at `e` when longer than one unit, and `NONE` inside.
+    /// The symbol after the one at `p` starts at `p + len(id)`; the one before ends at `p - 1`.
+    ///
+    /// A merge can make a pair of lower rank than the one being merged (tiktoken vocabularies allow it); then
+    /// the rest of the bucket waits and the lower rank goes first, as the heap would do it — except under the
+    /// character rule (`all_occurrences`), where a rank finishes first.
+    fn merge_in_place(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
         let sym = &mut ids[start..];
         let n = sym.len();
         let len = |id: u32| self.symbol_len.get(id as usize).copied().unwrap_or(1) as usize;
-        let mut buckets: Vec<Vec<u32>> = Vec::new();
+        // The initial pairs, counted first so that each bucket is allocated once, at its size (growing them
+        // by doubling cost a sixth of encoding a chromosome in page faults and copies).
+        let mut initial: Vec<u32> = Vec::with_capacity(n - 1);
+        let mut sizes: Vec<u32> = Vec::new();
+        for w in sym.windows(2) {
+            let (rank, _) = self.rank(w[0], w[1], limit);
+            initial.push(rank);
+            if rank != NONE {
+                if sizes.len() <= rank as usize {
+                    sizes.resize(rank as usize + 1, 0);
+                }
+                sizes[rank as usize] += 1;
+            }
+        }
+        let mut buckets: Vec<Vec<u32>> = sizes.iter().map(|&size| Vec::with_capacity(size as usize)).collect();
+        drop(sizes);
         let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
         let add = |buckets: &mut Vec<Vec<u32>>, ranks: &mut BinaryHeap<Reverse<u32>>, rank: u32, pos: usize| {
             if buckets.len() <= rank as usize {
@@ -565,22 +530,6 @@ impl PieceEncoder {
             }
             bucket.push(pos as u32);
         };
-        // The initial pairs, counted first so that their buckets are allocated once, at their size (growing
-        // them by doubling cost a sixth of encoding a chromosome in page faults and copies).
-        let mut sizes: Vec<u32> = vec![0; self.by_rank.len()];
-        let mut initial: Vec<u32> = Vec::with_capacity(n);
-        for i in 0..n - 1 {
-            let (rank, _) = self.rank(sym[i], sym[i + 1], limit);
-            initial.push(rank);
-            if rank != NONE {
-                sizes[rank as usize] += 1;
-            }
-        }
-        buckets.resize_with(sizes.len(), Vec::new);
-        for (bucket, &size) in buckets.iter_mut().zip(&sizes) {
-            bucket.reserve_exact(size as usize);
-        }
-        drop(sizes);
         for (i, &rank) in initial.iter().enumerate() {
             if rank != NONE {
                 add(&mut buckets, &mut ranks, rank, i);
@@ -589,26 +538,38 @@ impl PieceEncoder {
         drop(initial);
         while let Some(Reverse(rank)) = ranks.pop() {
             let mut positions = std::mem::take(&mut buckets[rank as usize]);
+            if positions.is_empty() {
+                continue;
+            }
             positions.sort_unstable();
             positions.dedup();
-            let (a, b) = self.by_rank[rank as usize];
-            let (len_a, len_b) = (len(a), len(b));
-            let x = self.rank(a, b, limit).1;
-            for (i, &p) in positions.iter().enumerate() {
-                if let Some(&ahead) = positions.get(i + PREFETCH_DISTANCE) {
+            let mut done = 0;
+            let mut interrupted = false;
+            while done < positions.len() && !interrupted {
+                if let Some(&ahead) = positions.get(done + PREFETCH_DISTANCE) {
                     crate::prefetch(&sym[ahead as usize]);
                 }
-                let p = p as usize;
-                // Still a symbol `a` followed by `b`? (An entry was recorded where `a` started; that position
-                // can since only have become the inside of a longer symbol (NONE), the start of one, or the
-                // end of one longer than `a` — never another `a`.)
-                let q = p + len_a;
-                if sym[p] != a || q >= n || sym[q] != b {
+                let p = positions[done] as usize;
+                done += 1;
+                // Still the start of a symbol, followed by one that makes a pair of this rank? (A recorded
+                // start can since only have become the inside of a longer symbol (NONE), its end (END set), or
+                // the start of a longer symbol — whose pair the rank check then judges.)
+                let a = sym[p];
+                if a & END != 0 {
                     continue;
                 }
-                let end = q + len_b - 1;
+                let q = p + len(a);
+                if q >= n {
+                    continue;
+                }
+                let b = sym[q];
+                let (live, x) = self.rank(a, b, limit);
+                if live != rank {
+                    continue;
+                }
+                let end = q + len(b) - 1;
                 sym[p] = x;
-                sym[end] = x;
+                sym[end] = x | END;
                 if q - 1 != p {
                     sym[q - 1] = NONE;
                 }
@@ -619,15 +580,26 @@ impl PieceEncoder {
                     let (r, _) = self.rank(x, sym[end + 1], limit);
                     if r != NONE {
                         add(&mut buckets, &mut ranks, r, p);
+                        interrupted |= r < rank && !self.all_occurrences;
                     }
                 }
                 if p > 0 {
-                    let left = p - len(sym[p - 1]);
-                    let (r, _) = self.rank(sym[left], x, limit);
+                    let before = sym[p - 1] & !END;
+                    let left = p - len(before);
+                    let (r, _) = self.rank(before, x, limit);
                     if r != NONE {
                         add(&mut buckets, &mut ranks, r, left);
+                        interrupted |= r < rank && !self.all_occurrences;
                     }
                 }
+            }
+            if done < positions.len() {
+                // A lower rank appeared: it goes first; the rest of this bucket waits its turn again.
+                let bucket = &mut buckets[rank as usize];
+                if bucket.is_empty() {
+                    ranks.push(Reverse(rank));
+                }
+                bucket.extend_from_slice(&positions[done..]);
             }
         }
         // The symbols, left to right.
@@ -772,27 +744,73 @@ mod tests {
         assert_eq!(encode(&e, b"aab"), [0, 2]); // (a,b) outranks (a,a)
     }
 
+    /// Bytes a b c; tiktoken's rule (every split of a token merges into it at its id), with tokens whose
+    /// merges make pairs of lower rank than their own ("aa" at 11 makes ("aa", "a") → "aaa" at 4).
+    fn tiktoken_style_encoder() -> PieceEncoder {
+        let mut byte_ids = [NONE; 256];
+        let words: [&[u8]; 14] =
+            [b"a", b"b", b"c", b"ab", b"aaa", b"ba", b"aab", b"abab", b"cab", b"bc", b"aaab", b"aa", b"abc", b"aaaa"];
+        for (id, w) in words.iter().enumerate().take(3) {
+            byte_ids[w[0] as usize] = id as u32;
+        }
+        let mut pairs = Vec::new();
+        for (id, w) in words.iter().enumerate() {
+            for k in 1..w.len() {
+                let left = words.iter().position(|t| *t == &w[..k]);
+                let right = words.iter().position(|t| *t == &w[k..]);
+                if let (Some(l), Some(r)) = (left, right) {
+                    pairs.push((l as u32, r as u32, id as u32, id as u32));
+                }
+            }
+        }
+        let tokens: Vec<Option<&[u8]>> = words.iter().map(|w| Some(*w)).collect();
+        PieceEncoder::new(Units::Bytes(byte_ids), pairs, &tokens, None, true, false)
+    }
+
     #[test]
     fn long_pieces_give_the_same_ids_as_short_ones() {
-        let e = encoder();
         let mut x: u64 = 7;
-        for len in [49usize, 50, 100, 1000] {
-            let piece: Vec<u8> = (0..len)
-                .map(|_| {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    if (x >> 33).is_multiple_of(3) { b'b' } else { b'a' }
-                })
-                .collect();
-            let mut by_heap = Vec::new();
-            e.merge_heap_for_test(&piece, &mut by_heap);
-            let mut by_buckets: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
-            e.merge_buckets(&mut by_buckets, 0, NONE, &mut Scratch::default());
-            assert_eq!(by_buckets, by_heap, "length {len}");
-            // Linear merging of the same piece, chunk-free: run the linear algorithm on a Vec directly.
-            let mut linear: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
-            e.merge_linear_unbounded(&mut linear);
-            assert_eq!(by_heap, linear, "length {len}");
+        for (e, alphabet) in [(encoder(), &b"ab"[..]), (tiktoken_style_encoder(), b"abc"), (tiktoken_style_encoder(), b"ab")] {
+            assert!(e.in_place);
+            for len in [2usize, 3, 49, 50, 100, 1000, 5000, 20_000] {
+                for weight in [2u64, 3, 7] {
+                    let piece: Vec<u8> = (0..len)
+                        .map(|_| {
+                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                            // Runs of the first letter are common: they make the long chains of merges.
+                            let r = x >> 33;
+                            if r % weight != 0 { alphabet[0] } else { alphabet[(r / weight) as usize % alphabet.len()] }
+                        })
+                        .collect();
+                    let mut by_heap = Vec::new();
+                    e.merge_heap_for_test(&piece, &mut by_heap);
+                    let mut in_place: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
+                    e.merge_in_place(&mut in_place, 0, NONE);
+                    assert_eq!(in_place, by_heap, "length {len}");
+                    let mut linear: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
+                    e.merge_linear_unbounded(&mut linear);
+                    assert_eq!(by_heap, linear, "length {len}");
+                    // After other ids (`start` > 0), as when a text has several pieces.
+                    let mut after: Vec<u32> = vec![1, 0];
+                    after.extend(piece.iter().map(|&b| e.units.single(b)));
+                    e.merge_in_place(&mut after, 2, NONE);
+                    assert_eq!(after[2..], by_heap[..]);
+                }
+            }
         }
+    }
+
+    #[test]
+    fn merges_that_do_not_add_up_leave_long_pieces_to_the_heap() {
+        // A merge whose result is not as long as its parts (a hand-edited vocabulary): no in-place layout.
+        let mut byte_ids = [NONE; 256];
+        byte_ids[b'a' as usize] = 0;
+        byte_ids[b'b' as usize] = 1;
+        let tokens: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b"), Some(b"abc")];
+        let e = PieceEncoder::new(Units::Bytes(byte_ids), [(0, 1, 0, 2)], &tokens, None, false, false);
+        assert!(!e.in_place);
+        let piece = b"ab".repeat(5000);
+        assert_eq!(encode(&e, &piece), vec![2; 5000]);
     }
 
     #[test]
