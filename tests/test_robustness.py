@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -71,3 +72,33 @@ def test_custom_patterns_never_hang_or_overflow(pattern, text):
         assert "backtracks too much" in str(e)
         return
     assert tok.decode(ids) == text
+
+
+def test_encode_batch_leaves_the_cycle_collector_as_it_found_it():
+    import gc
+
+    texts = [f"Hello {i} world" for i in range(300)]
+    expected = [TOK.encode(t) for t in texts]
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert TOK.encode_batch(texts, threads=2) == expected
+            assert gc.isenabled() is enabled
+            with pytest.raises(ValueError, match=re.escape("<|endoftext|>")):
+                TOK.encode_batch(texts + ["<|endoftext|>"], threads=2)
+            assert gc.isenabled() is enabled
+        # The lists stay tracked: a cycle through one is still collected.
+        ids = TOK.encode_batch(texts)[0]
+        assert gc.is_tracked(ids)
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_encode_batch_takes_str_subclasses_without_copying_them_wrongly():
+    class Text(str):
+        pass
+
+    texts = [Text("Hello world"), "日本 🎉", Text("")] * 50
+    assert TOK.encode_batch(texts, threads=2) == [TOK.encode(str(t)) for t in texts]
+    assert [a.tolist() for a in TOK.encode_to_numpy(texts, threads=2)] == [TOK.encode(str(t)) for t in texts]
