@@ -136,6 +136,9 @@ impl Key {
 /// How many positions ahead the bucket merge prefetches (a chromosome's symbols are far beyond the caches).
 const PREFETCH_DISTANCE: usize = 16;
 
+/// Smallest bucket (in positions) that `merge_in_place` recycles or hands a recycled allocation to.
+const SPARE_MIN: usize = 1 << 14;
+
 /// Slots of the per-thread front table.
 const FRONT_SLOTS: usize = 4096;
 
@@ -512,12 +515,12 @@ impl PieceEncoder {
         let n = sym.len();
         let len = |id: u32| self.symbol_len.get(id as usize).copied().unwrap_or(1) as usize;
         // The initial pairs, counted first so that each bucket is allocated once, at its size (growing them
-        // by doubling cost a sixth of encoding a chromosome in page faults and copies).
-        let mut initial: Vec<u32> = Vec::with_capacity(n - 1);
+        // by doubling cost a sixth of encoding a chromosome in page faults and copies). Their ranks are looked
+        // up again below rather than kept: fresh memory is what costs here (its page faults were a third of
+        // encoding 10 MB of random letters), more than a second lookup.
         let mut sizes: Vec<u32> = Vec::new();
         for w in sym.windows(2) {
             let (rank, _) = self.rank(w[0], w[1], limit);
-            initial.push(rank);
             if rank != NONE {
                 if sizes.len() <= rank as usize {
                     sizes.resize(rank as usize + 1, 0);
@@ -528,7 +531,13 @@ impl PieceEncoder {
         let mut buckets: Vec<Vec<u32>> = sizes.iter().map(|&size| Vec::with_capacity(size as usize)).collect();
         drop(sizes);
         let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
-        let add = |buckets: &mut Vec<Vec<u32>>, ranks: &mut BinaryHeap<Reverse<u32>>, rank: u32, pos: usize| {
+        // Emptied buckets, kept for buckets that outgrow their allocation: fresh memory costs page faults.
+        let mut spare: Vec<Vec<u32>> = Vec::new();
+        let add = |buckets: &mut Vec<Vec<u32>>,
+                   ranks: &mut BinaryHeap<Reverse<u32>>,
+                   spare: &mut Vec<Vec<u32>>,
+                   rank: u32,
+                   pos: usize| {
             if buckets.len() <= rank as usize {
                 buckets.resize_with(rank as usize + 1, Vec::new);
             }
@@ -536,14 +545,24 @@ impl PieceEncoder {
             if bucket.is_empty() {
                 ranks.push(Reverse(rank));
             }
+            if bucket.len() == bucket.capacity()
+                && bucket.len() >= SPARE_MIN
+                && let Some(i) = spare.iter().position(|s| s.capacity() >= 2 * bucket.len())
+            {
+                let mut roomier = spare.swap_remove(i);
+                roomier.extend_from_slice(bucket);
+                let mut old = std::mem::replace(bucket, roomier);
+                old.clear();
+                spare.push(old);
+            }
             bucket.push(pos as u32);
         };
-        for (i, &rank) in initial.iter().enumerate() {
+        for (i, w) in sym.windows(2).enumerate() {
+            let (rank, _) = self.rank(w[0], w[1], limit);
             if rank != NONE {
-                add(&mut buckets, &mut ranks, rank, i);
+                add(&mut buckets, &mut ranks, &mut spare, rank, i);
             }
         }
-        drop(initial);
         while let Some(Reverse(rank)) = ranks.pop() {
             let mut positions = std::mem::take(&mut buckets[rank as usize]);
             if positions.is_empty() {
@@ -553,6 +572,10 @@ impl PieceEncoder {
             positions.dedup();
             let mut done = 0;
             let mut interrupted = false;
+            // The right pair of the last merge (rank, position), held back while the symbol after it is the
+            // next position of this bucket: if that one merges, its left pair supersedes the held one, which
+            // would only go stale (in a run like "aaaa…" that was half of all queued pairs).
+            let mut held: Option<(u32, usize)> = None;
             while done < positions.len() && !interrupted {
                 if let Some(&ahead) = positions.get(done + PREFETCH_DISTANCE) {
                     crate::prefetch(&sym[ahead as usize]);
@@ -563,19 +586,16 @@ impl PieceEncoder {
                 // start can since only have become the inside of a longer symbol (NONE), its end (END set), or
                 // the start of a longer symbol — whose pair the rank check then judges.)
                 let a = sym[p];
-                if a & END != 0 {
-                    continue;
-                }
-                let q = p + len(a);
-                if q >= n {
-                    continue;
-                }
-                let b = sym[q];
-                let (live, x) = self.rank(a, b, limit);
+                let q = p + len(a & !END);
+                let (live, x) = if a & END == 0 && q < n { self.rank(a, sym[q], limit) } else { (NONE, NONE) };
                 if live != rank {
+                    if let Some((r, at)) = held.take() {
+                        add(&mut buckets, &mut ranks, &mut spare, r, at);
+                    }
                     continue;
                 }
-                let end = q + len(b) - 1;
+                held = None; // superseded by this merge's left pair
+                let end = q + len(sym[q]) - 1;
                 sym[p] = x;
                 sym[end] = x | END;
                 if q - 1 != p {
@@ -587,8 +607,12 @@ impl PieceEncoder {
                 if end + 1 < n {
                     let (r, _) = self.rank(x, sym[end + 1], limit);
                     if r != NONE {
-                        add(&mut buckets, &mut ranks, r, p);
-                        interrupted |= r < rank && !self.all_occurrences;
+                        if r > rank && positions.get(done) == Some(&((end + 1) as u32)) {
+                            held = Some((r, p));
+                        } else {
+                            add(&mut buckets, &mut ranks, &mut spare, r, p);
+                            interrupted |= r < rank && !self.all_occurrences;
+                        }
                     }
                 }
                 if p > 0 {
@@ -596,10 +620,13 @@ impl PieceEncoder {
                     let left = p - len(before);
                     let (r, _) = self.rank(before, x, limit);
                     if r != NONE {
-                        add(&mut buckets, &mut ranks, r, left);
+                        add(&mut buckets, &mut ranks, &mut spare, r, left);
                         interrupted |= r < rank && !self.all_occurrences;
                     }
                 }
+            }
+            if let Some((r, at)) = held {
+                add(&mut buckets, &mut ranks, &mut spare, r, at);
             }
             if done < positions.len() {
                 // A lower rank appeared: it goes first; the rest of this bucket waits its turn again.
@@ -608,6 +635,10 @@ impl PieceEncoder {
                     ranks.push(Reverse(rank));
                 }
                 bucket.extend_from_slice(&positions[done..]);
+            }
+            if positions.capacity() >= SPARE_MIN {
+                positions.clear();
+                spare.push(positions);
             }
         }
         // The symbols, left to right.
@@ -810,6 +841,60 @@ mod tests {
                     e.merge_in_place(&mut after, 2, NONE);
                     assert_eq!(after[2..], by_heap[..]);
                 }
+            }
+        }
+    }
+
+    /// Random tiktoken-style vocabularies over a, b, c (random strings, random ranks, so merges often make
+    /// pairs ranked below their own) on random texts: the in-place merge equals the textbook loop.
+    #[test]
+    fn in_place_merge_equals_the_textbook_on_random_vocabularies() {
+        let mut x: u64 = 11;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..400 {
+            let mut words: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
+            while words.len() < 3 + 4 + next(60) as usize {
+                let w: Vec<u8> = (0..2 + next(4))
+                    .map(|_| {
+                        let spread = if next(3) == 0 { 3 } else { 1 };
+                        b"abc"[next(spread) as usize]
+                    })
+                    .collect();
+                if !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+            let mut byte_ids = [NONE; 256];
+            for (id, w) in words.iter().enumerate().take(3) {
+                byte_ids[w[0] as usize] = id as u32;
+            }
+            let mut pairs = Vec::new();
+            for (id, w) in words.iter().enumerate() {
+                for k in 1..w.len() {
+                    let left = words.iter().position(|t| *t == w[..k]);
+                    let right = words.iter().position(|t| *t == w[k..]);
+                    if let (Some(l), Some(r)) = (left, right) {
+                        pairs.push((l as u32, r as u32, id as u32, id as u32));
+                    }
+                }
+            }
+            let tokens: Vec<Option<&[u8]>> = words.iter().map(|w| Some(w.as_slice())).collect();
+            let e = PieceEncoder::new(Units::Bytes(byte_ids), pairs, &tokens, None, true, false);
+            for len in [60usize, 300, 3000] {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        let spread = if next(4) == 0 { 3 } else { 1 };
+                        b"abc"[next(spread) as usize]
+                    })
+                    .collect();
+                let mut textbook: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
+                e.merge_linear_unbounded(&mut textbook);
+                let mut in_place: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
+                e.merge_in_place(&mut in_place, 0, NONE);
+                assert_eq!(in_place, textbook, "vocabulary {words:?}, text {:?}", String::from_utf8_lossy(&piece));
             }
         }
     }
