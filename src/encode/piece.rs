@@ -75,6 +75,10 @@ pub struct PieceEncoder {
     in_place: bool,
     /// `(left << 32) | right` → `(rank << 32) | result`.
     pairs: FxHashMap<u64, u64>,
+    /// The same for pairs of ids below `SMALL_IDS` (the byte tokens, in the usual vocabularies), by index
+    /// `left * SMALL_IDS + right`, `u64::MAX` where there is none: a piece's first pairs are all of bytes, and a
+    /// long one looks them up about three times each (a hash lookup was most of encoding random letters).
+    small_pairs: Box<[u64]>,
     /// Byte strings that are one token and that BPE builds back into that token.
     whole: HashTable<WholeEntry>,
     /// Identifies this encoder in the per-thread cache (never reused, unlike an address).
@@ -135,6 +139,9 @@ impl Key {
 
 /// How many positions ahead the bucket merge prefetches (a chromosome's symbols are far beyond the caches).
 const PREFETCH_DISTANCE: usize = 16;
+
+/// Pairs of ids below this have their rank in a table (`PieceEncoder::small_pairs`).
+const SMALL_IDS: u32 = 256;
 
 /// Smallest bucket (in positions) that `merge_in_place` recycles or hands a recycled allocation to.
 const SPARE_MIN: usize = 1 << 14;
@@ -213,6 +220,13 @@ impl PieceEncoder {
             // The first (lowest) rank of a pair wins, as when merges are applied in order.
             table.entry(pair_key(left, right)).or_insert(((rank as u64) << 32) | result as u64);
         }
+        let mut small_pairs = vec![u64::MAX; (SMALL_IDS * SMALL_IDS) as usize].into_boxed_slice();
+        for (&k, &v) in &table {
+            let (left, right) = ((k >> 32) as u32, k as u32);
+            if left | right < SMALL_IDS {
+                small_pairs[(left * SMALL_IDS + right) as usize] = v;
+            }
+        }
         let chars = matches!(units, Units::Chars { .. });
         let mut symbol_len: Vec<u32> = tokens
             .iter()
@@ -240,6 +254,7 @@ impl PieceEncoder {
             fuse_unk: false,
             symbol_len,
             in_place,
+            small_pairs,
             pairs: table,
             whole: HashTable::new(),
             unk,
@@ -354,8 +369,13 @@ impl PieceEncoder {
     /// Rank and result of a pair; NONE if it does not merge or ranks at or above `limit`.
     #[inline]
     fn rank(&self, left: u32, right: u32, limit: u32) -> (u32, u32) {
-        match self.pairs.get(&pair_key(left, right)) {
-            Some(&v) if ((v >> 32) as u32) < limit => ((v >> 32) as u32, v as u32),
+        let v = if left | right < SMALL_IDS {
+            self.small_pairs[(left * SMALL_IDS + right) as usize]
+        } else {
+            self.pairs.get(&pair_key(left, right)).copied().unwrap_or(u64::MAX)
+        };
+        match (v >> 32) as u32 {
+            rank if rank < limit => (rank, v as u32),
             _ => (NONE, NONE),
         }
     }
@@ -533,11 +553,15 @@ impl PieceEncoder {
         let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
         // Emptied buckets, kept for buckets that outgrow their allocation: fresh memory costs page faults.
         let mut spare: Vec<Vec<u32>> = Vec::new();
-        let add = |buckets: &mut Vec<Vec<u32>>,
-                   ranks: &mut BinaryHeap<Reverse<u32>>,
-                   spare: &mut Vec<Vec<u32>>,
-                   rank: u32,
-                   pos: usize| {
+        /// Queues the pair starting at `pos` under `rank`.
+        #[inline(always)]
+        fn add(
+            buckets: &mut Vec<Vec<u32>>,
+            ranks: &mut BinaryHeap<Reverse<u32>>,
+            spare: &mut Vec<Vec<u32>>,
+            rank: u32,
+            pos: usize,
+        ) {
             if buckets.len() <= rank as usize {
                 buckets.resize_with(rank as usize + 1, Vec::new);
             }
@@ -545,18 +569,18 @@ impl PieceEncoder {
             if bucket.is_empty() {
                 ranks.push(Reverse(rank));
             }
-            if bucket.len() == bucket.capacity()
-                && bucket.len() >= SPARE_MIN
-                && let Some(i) = spare.iter().position(|s| s.capacity() >= 2 * bucket.len())
-            {
-                let mut roomier = spare.swap_remove(i);
-                roomier.extend_from_slice(bucket);
-                let mut old = std::mem::replace(bucket, roomier);
-                old.clear();
-                spare.push(old);
+            if bucket.len() == bucket.capacity() && bucket.len() >= SPARE_MIN {
+                // Outgrown: move into a recycled allocation with room to double, if there is one.
+                if let Some(i) = spare.iter().position(|s| s.capacity() >= 2 * bucket.len()) {
+                    let mut roomier = spare.swap_remove(i);
+                    roomier.extend_from_slice(bucket);
+                    let mut old = std::mem::replace(bucket, roomier);
+                    old.clear();
+                    spare.push(old);
+                }
             }
             bucket.push(pos as u32);
-        };
+        }
         for (i, w) in sym.windows(2).enumerate() {
             let (rank, _) = self.rank(w[0], w[1], limit);
             if rank != NONE {
