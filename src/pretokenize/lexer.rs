@@ -427,10 +427,23 @@ fn o200k_piece_end(s: &Scanner, start: usize) -> usize {
     let prefix_then_more =
         classes & (LETTER | NUMBER) == 0 && first != b'\r' && first != b'\n' && start + len < s.len();
     let may_start_word = classes & (O200K_UPPER | O200K_LOWER) != 0;
-    let word_end = (prefix_then_more.then(|| o200k_lower_ending_word_end(s, start + len)).flatten())
-        .or_else(|| may_start_word.then(|| o200k_lower_ending_word_end(s, start)).flatten())
-        .or_else(|| prefix_then_more.then(|| o200k_upper_starting_word_end(s, start + len)).flatten())
-        .or_else(|| may_start_word.then(|| o200k_upper_starting_word_end(s, start)).flatten());
+    // Both word alternatives need an UPPER or LOWER character where they start (after the prefix, or at the
+    // start): punctuation, spaces and numbers skip the four tries.
+    let word_after_prefix =
+        prefix_then_more && s.classes_at(start + len).is_some_and(|next| next & (O200K_UPPER | O200K_LOWER) != 0);
+    let mut word_end = None;
+    if word_after_prefix {
+        word_end = o200k_lower_ending_word_end(s, start + len);
+    }
+    if word_end.is_none() && may_start_word {
+        word_end = o200k_lower_ending_word_end(s, start);
+    }
+    if word_end.is_none() && word_after_prefix {
+        word_end = o200k_upper_starting_word_end(s, start + len);
+    }
+    if word_end.is_none() && may_start_word {
+        word_end = o200k_upper_starting_word_end(s, start);
+    }
     if let Some(end) = word_end {
         return if s.bytes.get(end) == Some(&b'\'') { end + s.contraction_len(end, true).unwrap_or(0) } else { end };
     }
