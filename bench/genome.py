@@ -10,13 +10,14 @@ Cases (each trainer in its own child process, 2 threads, vocabulary 4 096):
   stream), bytepair from the FASTA, in 1 000-bp chunks and unchunked; the peers on the 100 Mbp chunks.
 - encode: the E. coli tokenizer encoding one sequence of 1, 4.6 and 20 Mbp (`encode_to_numpy`): linear time?
 
-For every training run (E. coli and encoding: three runs each, in fresh processes, the fastest reported — this
-machine is shared, and single runs vary by ±30 %): wall time around the training call (interpreter start, imports and reading the chunks
+For every training run (three runs each, in fresh processes, the fastest reported — this machine is shared, and
+single runs vary by ±30 % — except the peers on 100 Mbp, which take minutes: once): wall time around the training
+call (interpreter start, imports and reading the chunks
 excluded), the child's peak RSS (VmHWM) and how many bytes per base that is (whole process; and above the
 process's RSS just before training), and bases per token (the training chunks encoded by the trained model,
 after the measurement).
 
-    python bench/genome.py            # everything (~6 min on 2 cores) -> bench/results/genome.{md,json,png}
+    python bench/genome.py            # everything (~11 min on 2 cores) -> bench/results/genome.{md,json,png}
     python bench/genome.py --quick    # E. coli only (~30 s) -> bench/.cache/results/
     python bench/genome.py --case scaling --only bytepair
 
@@ -46,7 +47,8 @@ CHUNK = 1000
 THREADS = 2
 SYNTH_SEED = 20251122
 SCALING_MBP = [10, 25, 50, 100]
-REPEAT = 3  # runs of the E. coli and encoding cases (each in a fresh process); the fastest is reported
+REPEAT = 3  # runs of each case (each in a fresh process); the fastest is reported
+ENCODE_REPEAT = 5  # encoding runs are short (0.05-1 s), where the machine's noise weighs most
 ENCODE_MBP = [1, 4.641652, 20]
 
 
@@ -284,12 +286,12 @@ def plan(cases: list[str], only: list[str] | None, timeout: float) -> list[Case]
                     label = f"synthetic {mbp} Mbp, " + (f"{CHUNK}-bp chunks" if chunk else "unchunked")
                     peers = ["hf", "sentencepiece"] if mbp == SCALING_MBP[-1] and chunk else []
                     out.append(Case("scaling", label, (lambda m=mbp: synthetic_genome(m)), chunk,
-                                    pick(["bytepair-fasta", *peers]), timeout, mbp))
+                                    pick(["bytepair-fasta", *peers]), timeout, mbp, REPEAT))
         elif case == "encode":
             for mbp in ENCODE_MBP:
                 if not only or "bytepair" in only:
                     out.append(Case("encode", f"encode {mbp:g} Mbp", lambda: ECOLI, None, ["encode"], timeout, mbp,
-                                    REPEAT))
+                                    ENCODE_REPEAT))
     return out
 
 
@@ -303,8 +305,10 @@ def execute(case: Case, log_dir: Path) -> None:
         else:
             print(f"{case.label}: {row['trainer']} …", file=sys.stderr, end=" ", flush=True)
             spec = {"trainer": key, "source": str(source), "chunk": case.chunk, "vocab": VOCAB, "mbp": case.mbp}
+            # Peers on the 100 Mbp genome run once (minutes each); everything else `case.repeat` times.
+            repeat = 1 if case.case == "scaling" and not key.startswith("bytepair") else case.repeat
             runs = [measure(spec, case.timeout, log_dir)]
-            while len(runs) < case.repeat and "seconds" in runs[-1]:  # a killed or failed run is not repeated
+            while len(runs) < repeat and "seconds" in runs[-1]:  # a killed or failed run is not repeated
                 runs.append(measure(spec, case.timeout, log_dir))
             best = min(runs, key=lambda r: r.get("seconds", float("inf")))
             row.update(best)
@@ -393,9 +397,9 @@ def caption(report: dict) -> str:
 
 
 NOTES = f"""\
-Method: each run is its own child process; E. coli and encoding cases run three times each and the fastest is
-shown (all run times are in genome.json) — the other cases once (2 threads: `RAYON_NUM_THREADS=2`, SentencePiece `num_threads=2`); wall
-time is measured around the training call only — interpreter start, imports and reading the chunks into a list of
+Method: each run is its own child process (2 threads: `RAYON_NUM_THREADS=2`, SentencePiece `num_threads=2`), run
+three times (encoding: five) and the fastest shown (all run times are in genome.json) — except the peers on
+100 Mbp, run once; wall time is measured around the training call only — interpreter start, imports and reading the chunks into a list of
 str are excluded (the *from the FASTA* rows include reading, gzip decompression and cutting, which happen inside
 the call); peak RSS is the child's VmHWM read right after training, for the whole process (Python and its input
 included); "B/base" is peak RSS ÷ bases, "added" counts only what training added to the RSS it started with.

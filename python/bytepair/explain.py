@@ -197,7 +197,8 @@ def explain_steps(
 
     finished = True
     if merges == 0:
-        finished = False
+        # No merge asked for: finished only if there was nothing to merge anyway (every word one symbol).
+        finished = all(len(reference.symbols_of(w, mode, prefix, suffix)) == 1 for w in counts)
     else:
         try:
             reference.train_from_counts(counts, vocab_size=1 << 62, mode=mode, initial_alphabet=initial,
