@@ -628,6 +628,11 @@ impl PieceEncoder {
                 if q != end {
                     sym[q] = NONE;
                 }
+                // Queued positions inside the new symbol are stale now: pass them (which also lets the right
+                // pair below be held when the next symbol is queued, as in a run of one letter).
+                while positions.get(done).is_some_and(|&next| next as usize <= end) {
+                    done += 1;
+                }
                 if end + 1 < n {
                     let (r, _) = self.rank(x, sym[end + 1], limit);
                     if r != NONE {
