@@ -416,16 +416,20 @@ impl CoreTokenizer {
         texts.par_iter().map(|t| self.inner.encode(t, policy)).collect()
     }
 
-    /// `ids` as a Python list of ints.
-    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let objects = self.id_objects.get_or_init(|| {
+    /// One Python int per id, made on first use.
+    fn id_objects(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.id_objects.get_or_init(|| {
             (0..self.inner.vocab.len() as u32)
                 .map(|i| i.into_pyobject(py).expect("ints convert").into_any().unbind())
                 .collect()
-        });
+        })
+    }
+
+    /// `ids` as a Python list of ints.
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let objects = self.id_objects(py);
         // Filled by hand: `PyList::new` over an iterator spent ~15 instructions per id, this loop ~5 (lists of
         // ids are a sixth of encoding a document).
-        let objects = &objects[..];
         // SAFETY: `PyList_New` gives a list of `len` empty slots (or NULL with an exception set); each slot is
         // set once with a new reference (Py_INCREF) to a live int, as `PyList_SET_ITEM` requires, before the
         // list is handed to Python.
@@ -446,6 +450,13 @@ impl CoreTokenizer {
 
 #[pymethods]
 impl CoreTokenizer {
+    /// Builds what encoding needs — the fast piece encoder, one int object per id — now rather than on the
+    /// first call.
+    fn prepare(&self, py: Python<'_>) {
+        py.detach(|| self.inner.prepare());
+        self.id_objects(py);
+    }
+
     /// Encodes text. `allowed` / `disallowed` give, per special token (in `special_tokens()` order), whether it
     /// may be produced and whether finding it in the text is an error.
     fn encode<'py>(
