@@ -108,8 +108,8 @@ mod tests {
 
     /// A character vocabulary trained on random words over `alphabet`.
     fn char_vocab(alphabet: &[char], seed: u64, vocab_size: usize) -> Vocab {
-        use crate::train::{Alphabet, Silent, TieBreak, TrainConfig, train};
-        use crate::vocab::{Mode, SymbolStyle};
+        use crate::train::{Silent, TrainConfig, train};
+        use crate::vocab::Mode;
         let mut x = seed;
         let mut next = move || {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -118,18 +118,22 @@ mod tests {
         let words: Vec<(String, u64)> =
             (0..8).map(|_| ((0..300 + next() % 700).map(|_| alphabet[next() % alphabet.len()]).collect(), 1)).collect();
         let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-        let config = TrainConfig {
-            vocab_size,
-            style: SymbolStyle { mode: Mode::Char, prefix: None, suffix: None },
-            special_tokens: vec![],
-            unk_token: Some("[UNK]".into()),
-            alphabet: Alphabet::Corpus,
-            limit_alphabet: None,
-            min_frequency: 0,
-            max_token_length: None,
-            tie_break: TieBreak::FirstSeen,
-        };
-        train(&words, &config, &mut Silent).unwrap().vocab
+        train(&words, &TrainConfig::for_test(vocab_size, Mode::Char), &mut Silent).unwrap().vocab
+    }
+
+    /// The general path's ids of `text` (one piece).
+    fn general_ids(vocab: &Vocab, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        vocab.initial_symbols(text, &mut ids).unwrap();
+        apply_merges(&mut ids, &vocab.merge_rank);
+        ids
+    }
+
+    /// The fast encoder's ids of `text` (one piece), with a fresh scratch.
+    fn fast_ids(encoder: &piece::PieceEncoder, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        encoder.encode(text.as_bytes(), &mut piece::Scratch::default(), &mut ids).unwrap();
+        ids
     }
 
     #[test]
@@ -144,12 +148,9 @@ mod tests {
                 let text: String =
                     (0..len).map(|i| alphabet[((x >> 20) as usize + i * (i + 7) / 3) % alphabet.len()]).collect();
                 let text = format!("{text}?"); // an unknown character too
-                let mut general = Vec::new();
-                vocab.initial_symbols(&text, &mut general).unwrap();
-                apply_merges(&mut general, &vocab.merge_rank);
                 let mut fast = Vec::new();
                 encoder.encode(text.as_bytes(), &mut scratch, &mut fast).unwrap();
-                assert_eq!(fast, general, "seed {seed} length {len}");
+                assert_eq!(fast, general_ids(&vocab, &text), "seed {seed} length {len}");
             }
         }
     }
@@ -170,10 +171,7 @@ mod tests {
         assert_eq!(v.push_merge(a, bc), abc); // recreated
         v.push_merge(abc, ab);
         v.push_merge(c, a);
-        let mut general = Vec::new();
-        v.initial_symbols("abcabc", &mut general).unwrap();
-        apply_merges(&mut general, &v.merge_rank);
-        assert_eq!(general, [abc, abc]);
+        assert_eq!(general_ids(&v, "abcabc"), [abc, abc]);
         let encoder = char_encoder(&v).unwrap();
         let mut x = 5u64;
         for len in [3usize, 6, 10, 40, 60, 500, 5000] {
@@ -184,12 +182,7 @@ mod tests {
                         ['a', 'b', 'c'][(x >> 40) as usize % 3]
                     })
                     .collect();
-                let mut general = Vec::new();
-                v.initial_symbols(&text, &mut general).unwrap();
-                apply_merges(&mut general, &v.merge_rank);
-                let mut fast = Vec::new();
-                encoder.encode(text.as_bytes(), &mut piece::Scratch::default(), &mut fast).unwrap();
-                assert_eq!(fast, general, "{text}");
+                assert_eq!(fast_ids(&encoder, &text), general_ids(&v, &text), "{text}");
             }
         }
     }
@@ -215,12 +208,7 @@ mod tests {
                         ['a', 'b', 'c', '#', 'x', 'é', 'c'][(x >> 40) as usize % 7]
                     })
                     .collect();
-                let mut general = Vec::new();
-                v.initial_symbols(&text, &mut general).unwrap();
-                apply_merges(&mut general, &v.merge_rank);
-                let mut fast = Vec::new();
-                encoder.encode(text.as_bytes(), &mut piece::Scratch::default(), &mut fast).unwrap();
-                assert_eq!(fast, general, "fuse_unk={fuse} {text}");
+                assert_eq!(fast_ids(&encoder, &text), general_ids(&v, &text), "fuse_unk={fuse} {text}");
             }
         }
     }

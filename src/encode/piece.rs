@@ -143,9 +143,6 @@ const PREFETCH_DISTANCE: usize = 16;
 /// Pairs of ids below this have their rank in a table (`PieceEncoder::small_pairs`).
 const SMALL_IDS: u32 = 256;
 
-/// Smallest bucket (in positions) that `merge_in_place` recycles or hands a recycled allocation to.
-const SPARE_MIN: usize = 1 << 14;
-
 /// Slots of the per-thread front table.
 const FRONT_SLOTS: usize = 4096;
 
@@ -536,8 +533,7 @@ impl PieceEncoder {
         let len = |id: u32| self.symbol_len.get(id as usize).copied().unwrap_or(1) as usize;
         // The initial pairs, counted first so that each bucket is allocated once, at its size (growing them
         // by doubling cost a sixth of encoding a chromosome in page faults and copies). Their ranks are looked
-        // up again below rather than kept: fresh memory is what costs here (its page faults were a third of
-        // encoding 10 MB of random letters), more than a second lookup.
+        // up again below rather than kept (4 more bytes per symbol; a pair of bytes is a table read).
         let mut sizes: Vec<u32> = Vec::new();
         for w in sym.windows(2) {
             let (rank, _) = self.rank(w[0], w[1], limit);
@@ -551,17 +547,9 @@ impl PieceEncoder {
         let mut buckets: Vec<Vec<u32>> = sizes.iter().map(|&size| Vec::with_capacity(size as usize)).collect();
         drop(sizes);
         let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
-        // Emptied buckets, kept for buckets that outgrow their allocation: fresh memory costs page faults.
-        let mut spare: Vec<Vec<u32>> = Vec::new();
         /// Queues the pair starting at `pos` under `rank`.
         #[inline(always)]
-        fn add(
-            buckets: &mut Vec<Vec<u32>>,
-            ranks: &mut BinaryHeap<Reverse<u32>>,
-            spare: &mut Vec<Vec<u32>>,
-            rank: u32,
-            pos: usize,
-        ) {
+        fn add(buckets: &mut Vec<Vec<u32>>, ranks: &mut BinaryHeap<Reverse<u32>>, rank: u32, pos: usize) {
             if buckets.len() <= rank as usize {
                 buckets.resize_with(rank as usize + 1, Vec::new);
             }
@@ -569,22 +557,12 @@ impl PieceEncoder {
             if bucket.is_empty() {
                 ranks.push(Reverse(rank));
             }
-            if bucket.len() == bucket.capacity() && bucket.len() >= SPARE_MIN {
-                // Outgrown: move into a recycled allocation with room to double, if there is one.
-                if let Some(i) = spare.iter().position(|s| s.capacity() >= 2 * bucket.len()) {
-                    let mut roomier = spare.swap_remove(i);
-                    roomier.extend_from_slice(bucket);
-                    let mut old = std::mem::replace(bucket, roomier);
-                    old.clear();
-                    spare.push(old);
-                }
-            }
             bucket.push(pos as u32);
         }
         for (i, w) in sym.windows(2).enumerate() {
             let (rank, _) = self.rank(w[0], w[1], limit);
             if rank != NONE {
-                add(&mut buckets, &mut ranks, &mut spare, rank, i);
+                add(&mut buckets, &mut ranks, rank, i);
             }
         }
         while let Some(Reverse(rank)) = ranks.pop() {
@@ -614,7 +592,7 @@ impl PieceEncoder {
                 let (live, x) = if a & END == 0 && q < n { self.rank(a, sym[q], limit) } else { (NONE, NONE) };
                 if live != rank {
                     if let Some((r, at)) = held.take() {
-                        add(&mut buckets, &mut ranks, &mut spare, r, at);
+                        add(&mut buckets, &mut ranks, r, at);
                     }
                     continue;
                 }
@@ -639,7 +617,7 @@ impl PieceEncoder {
                         if r > rank && positions.get(done) == Some(&((end + 1) as u32)) {
                             held = Some((r, p));
                         } else {
-                            add(&mut buckets, &mut ranks, &mut spare, r, p);
+                            add(&mut buckets, &mut ranks, r, p);
                             interrupted |= r < rank && !self.all_occurrences;
                         }
                     }
@@ -649,13 +627,13 @@ impl PieceEncoder {
                     let left = p - len(before);
                     let (r, _) = self.rank(before, x, limit);
                     if r != NONE {
-                        add(&mut buckets, &mut ranks, &mut spare, r, left);
+                        add(&mut buckets, &mut ranks, r, left);
                         interrupted |= r < rank && !self.all_occurrences;
                     }
                 }
             }
             if let Some((r, at)) = held {
-                add(&mut buckets, &mut ranks, &mut spare, r, at);
+                add(&mut buckets, &mut ranks, r, at);
             }
             if done < positions.len() {
                 // A lower rank appeared: it goes first; the rest of this bucket waits its turn again.
@@ -664,10 +642,6 @@ impl PieceEncoder {
                     ranks.push(Reverse(rank));
                 }
                 bucket.extend_from_slice(&positions[done..]);
-            }
-            if positions.capacity() >= SPARE_MIN {
-                positions.clear();
-                spare.push(positions);
             }
         }
         // The symbols, left to right.

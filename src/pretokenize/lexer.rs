@@ -421,7 +421,7 @@ pub fn split_o200k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
 fn o200k_piece_end(s: &Scanner, start: usize) -> usize {
     let first = s.bytes[start];
     if let Some(end) = o200k_ascii_word_end(s, start) {
-        return if s.bytes.get(end) == Some(&b'\'') { end + s.contraction_len(end, true).unwrap_or(0) } else { end };
+        return with_contraction(s, end);
     }
     let (classes, len) = s.char_at(start);
     let prefix_then_more =
@@ -445,7 +445,7 @@ fn o200k_piece_end(s: &Scanner, start: usize) -> usize {
         word_end = o200k_upper_starting_word_end(s, start);
     }
     if let Some(end) = word_end {
-        return if s.bytes.get(end) == Some(&b'\'') { end + s.contraction_len(end, true).unwrap_or(0) } else { end };
+        return with_contraction(s, end);
     }
     if classes & NUMBER != 0 {
         return s.skip_up_to_three_numbers(start);
@@ -462,6 +462,12 @@ fn o200k_piece_end(s: &Scanner, start: usize) -> usize {
     } else {
         run.end
     }
+}
+
+/// o200k's optional contraction after a word's letters ending at `end`: where the piece ends.
+#[inline(always)]
+fn with_contraction(s: &Scanner, end: usize) -> usize {
+    if s.bytes.get(end) == Some(&b'\'') { end + s.contraction_len(end, true).unwrap_or(0) } else { end }
 }
 
 /// The end of the letters of a word that starts in ASCII — an ASCII letter, or an ASCII prefix character and

@@ -83,6 +83,25 @@ pub struct TrainConfig {
     pub tie_break: TieBreak,
 }
 
+#[cfg(test)]
+impl TrainConfig {
+    /// A plain configuration for tests: no prefix or suffix, no special tokens, `[UNK]`, the corpus's
+    /// alphabet, no limits, first-seen ties. Tests change fields with `..TrainConfig::for_test(..)`.
+    pub(crate) fn for_test(vocab_size: usize, mode: Mode) -> TrainConfig {
+        TrainConfig {
+            vocab_size,
+            style: SymbolStyle { mode, prefix: None, suffix: None },
+            special_tokens: vec![],
+            unk_token: Some("[UNK]".into()),
+            alphabet: Alphabet::Corpus,
+            limit_alphabet: None,
+            min_frequency: 0,
+            max_token_length: None,
+            tie_break: TieBreak::FirstSeen,
+        }
+    }
+}
+
 /// Hooks for progress display and interruption.
 pub trait Observer {
     fn merges_planned(&mut self, _planned: u64) {}
@@ -282,17 +301,7 @@ mod tests {
     use super::*;
 
     fn config(vocab_size: usize, mode: Mode, tie_break: TieBreak) -> TrainConfig {
-        TrainConfig {
-            vocab_size,
-            style: SymbolStyle { mode, prefix: None, suffix: None },
-            special_tokens: vec![],
-            unk_token: Some("[UNK]".into()),
-            alphabet: Alphabet::Corpus,
-            limit_alphabet: None,
-            min_frequency: 0,
-            max_token_length: None,
-            tie_break,
-        }
+        TrainConfig { tie_break, ..TrainConfig::for_test(vocab_size, mode) }
     }
 
     fn merges(t: &Trained) -> Vec<(String, String, u64)> {
@@ -363,15 +372,10 @@ mod engine_tests {
 
     fn config(vocab_size: usize, mode: Mode, tie_break: TieBreak, max_len: Option<usize>) -> TrainConfig {
         TrainConfig {
-            vocab_size,
-            style: SymbolStyle { mode, prefix: None, suffix: None },
             special_tokens: vec!["<s>".into()],
-            unk_token: Some("[UNK]".into()),
-            alphabet: Alphabet::Corpus,
-            limit_alphabet: None,
-            min_frequency: 0,
             max_token_length: max_len,
             tie_break,
+            ..TrainConfig::for_test(vocab_size, mode)
         }
     }
 
