@@ -3,10 +3,13 @@ the package versions for the report, and number formatting."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -102,3 +105,54 @@ def fmt_x(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
+
+
+def run_child(script: str, spec: dict, env: dict, timeout: float, log_dir: Path) -> dict:
+    """Runs `script --child <spec as JSON>` in its own process group, killed after `timeout` seconds. The
+    child writes its result (a JSON object) to the path given it as spec["result"]; returned with its CPU time,
+    the wall time and wait4's peak RSS — or `killed_after_s` with the peak RSS at the kill, or `error` (the
+    log's last line) and `log` when it failed."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{spec.get('trainer', 'child')}-{os.getpid()}-{time.monotonic_ns()}"
+    result_path, log_path = log_dir / f"{stem}.json", log_dir / f"{stem}.log"
+    cmd = [sys.executable, script, "--child", json.dumps({**spec, "result": str(result_path)})]
+    with open(log_path, "w") as log:
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        killed, peak_at_kill = False, None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - start > timeout:
+                peak_at_kill = peak_rss_mb(proc.pid)
+                os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
+                _, status, usage = os.wait4(proc.pid, 0)
+                killed = True
+                break
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        elapsed = time.monotonic() - start
+    # ru_maxrss is kept as a cross-check only: it is at least the parent's own peak (see peak_rss_mb)
+    common = {"cpu_s": usage.ru_utime + usage.ru_stime, "elapsed_s": elapsed, "wait4_maxrss_mb": usage.ru_maxrss / 1024}
+    if killed:
+        return {"killed_after_s": timeout, "peak_rss_mb": peak_at_kill, **common}
+    if proc.returncode != 0 or not result_path.exists():
+        lines = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
+        return {"error": (lines or [f"exit status {proc.returncode}"])[-1][:200], "log": str(log_path), **common}
+    result = json.loads(result_path.read_text())
+    result_path.unlink()
+    log_path.unlink()
+    return {**common, **result}
+
+
+def write_results(out_dir: Path, name: str, report: dict, render_markdown, render_chart) -> None:
+    """Writes `name`.json (the report), `name`.md (`render_markdown(report)`, also printed) and `name`.png
+    (`render_chart(path)`) into `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    markdown = render_markdown(report)
+    (out_dir / f"{name}.md").write_text(markdown)
+    render_chart(out_dir / f"{name}.png")
+    print(markdown)
+    print(f"written: {out_dir}/{name}.md, {name}.json, {name}.png", file=sys.stderr)

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions,
-                    write_atomically)
+                    write_atomically, write_results)
 
 HF_GPT2 = SHARED / "gpt2/tokenizer.json"
 
@@ -576,13 +576,7 @@ def main() -> None:
     }
     complete(rows)
     report["targets"] = targets(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "encode.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    markdown = render_markdown(report)
-    (out_dir / "encode.md").write_text(markdown)
-    render_chart(rows, out_dir / "encode.png")
-    print(markdown)
-    print(f"written: {out_dir}/encode.md, encode.json, encode.png", file=sys.stderr)
+    write_results(out_dir, "encode", report, render_markdown, lambda path: render_chart(rows, path))
 
 
 CASE_NAMES = ["english", "multilingual", "code", "worst"]

@@ -32,14 +32,13 @@ import gzip
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import CACHE, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions, write_atomically
+from common import (CACHE, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, run_child, versions,
+                    write_atomically, write_results)
 
 ECOLI = SHARED / "genome/ecoli_k12_mg1655_NC_000913.3.fna.gz"
 VOCAB = 4096
@@ -233,39 +232,10 @@ class Case:
 
 
 def measure(spec: dict, timeout: float, log_dir: Path) -> dict:
-    log_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{spec['trainer']}-{os.getpid()}-{time.monotonic_ns()}"
-    result_path, log_path = log_dir / f"{stem}.json", log_dir / f"{stem}.log"
-    spec = {**spec, "result": str(result_path)}
+    """Runs one trainer (or the encoding case) in a child process: its result, or why it has none."""
     env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), OMP_NUM_THREADS=str(THREADS),
                TOKENIZERS_PARALLELISM="true")
-    cmd = [sys.executable, __file__, "--child", json.dumps(spec)]
-    with open(log_path, "w") as log:
-        start = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        killed, peak_at_kill = False, None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout:
-                peak_at_kill = peak_rss_mb(proc.pid)
-                os.killpg(proc.pid, signal.SIGKILL)
-                _, status, usage = os.wait4(proc.pid, 0)
-                killed = True
-                break
-            time.sleep(0.02)
-        code = os.waitstatus_to_exitcode(status)
-    common = {"cpu_s": usage.ru_utime + usage.ru_stime}
-    if killed:
-        return {"killed_after_s": timeout, "peak_rss_mb": peak_at_kill, **common}
-    if code != 0 or not result_path.exists():
-        lines = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
-        return {"error": (lines or [f"exit status {code}"])[-1][:200], "log": str(log_path), **common}
-    result = json.loads(result_path.read_text())
-    result_path.unlink()
-    log_path.unlink()
-    return {**common, **result}
+    return run_child(__file__, spec, env, timeout, log_dir)
 
 
 def plan(cases: list[str], only: list[str] | None, timeout: float) -> list[Case]:
@@ -590,13 +560,7 @@ def main() -> None:
         "rows": rows,
     }
     report["summary"] = summary(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "genome.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    markdown = render_markdown(report)
-    (out_dir / "genome.md").write_text(markdown)
-    render_chart(rows, out_dir / "genome.png")
-    print(markdown)
-    print(f"written: {out_dir}/genome.md, genome.json, genome.png", file=sys.stderr)
+    write_results(out_dir, "genome", report, render_markdown, lambda path: render_chart(rows, path))
 
 
 if __name__ == "__main__":

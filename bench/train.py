@@ -39,16 +39,14 @@ import os
 import platform
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import sysconfig
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions,
-                    write_atomically)
+from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, run_child,
+                    versions, write_atomically, write_results)
 
 
 # GPT-2's pre-tokenization regex (the same as bytepair's pattern="gpt2"), given to the peers that take one.
@@ -364,43 +362,14 @@ FULL = ["tinyshakespeare", "stdlib", "gutenberg", "scaling", "dna"]
 def measure(trainer: str, files: list[str], vocab_size: int, threads: int, pattern: str | None,
             timeout: float, log_dir: Path) -> dict:
     """Runs one trainer in a child process; its time, peak RSS and CPU time, or why it has none."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{trainer}-{os.getpid()}-{time.monotonic_ns()}"
-    result_path, log_path = log_dir / f"{stem}.json", log_dir / f"{stem}.log"
     spec = {"trainer": trainer, "files": [str(f) for f in files], "vocab_size": vocab_size, "threads": threads,
-            "pattern": pattern, "result": str(result_path)}
+            "pattern": pattern}
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                TOKENIZERS_PARALLELISM="true" if threads > 1 else "false")
-    cmd = [sys.executable, __file__, "--child", json.dumps(spec)]
-    with open(log_path, "w") as log:
-        start = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        killed, peak_at_kill = False, None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout:
-                peak_at_kill = peak_rss_mb(proc.pid)
-                os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
-                _, status, usage = os.wait4(proc.pid, 0)
-                killed = True
-                break
-            time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        elapsed = time.monotonic() - start
-    # ru_maxrss is kept as a cross-check only: it is at least the parent's own peak (see peak_rss_mb)
-    common = {"cpu_s": usage.ru_utime + usage.ru_stime, "elapsed_s": elapsed, "wait4_maxrss_mb": usage.ru_maxrss / 1024}
-    if killed:
-        return {"killed_after_s": timeout, "peak_rss_mb": peak_at_kill, **common}
-    if proc.returncode != 0 or not result_path.exists():
-        lines = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
-        return {"error": (lines or [f"exit status {proc.returncode}"])[-1][:200], "log": str(log_path), **common}
-    result = json.loads(result_path.read_text())
-    result_path.unlink()
-    log_path.unlink()
-    result.setdefault("peak_rss_mb", common["wait4_maxrss_mb"])  # no /proc: the upper bound
-    return {**common, **result}
+    result = run_child(__file__, spec, env, timeout, log_dir)
+    if "killed_after_s" not in result and "error" not in result:
+        result.setdefault("peak_rss_mb", result["wait4_maxrss_mb"])  # no /proc: the upper bound
+    return result
 
 
 def warm(files: list[Path]) -> None:
@@ -504,13 +473,7 @@ def main() -> None:
         "rows": rows,
     }
     report["summary"] = summary(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "train.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    markdown = render_markdown(report)
-    (out_dir / "train.md").write_text(markdown)
-    render_chart(rows, out_dir / "train.png")
-    print(markdown)
-    print(f"written: {out_dir}/train.md, train.json, train.png", file=sys.stderr)
+    write_results(out_dir, "train", report, render_markdown, lambda path: render_chart(rows, path))
 
 
 # -- summary, tables and chart ------------------------------------------------------------------------------

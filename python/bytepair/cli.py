@@ -485,23 +485,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         else:
             tok = bytepair.train([Path(p) for p in paths], args.vocab_size, errors=args.errors, **options)
         seconds = time.perf_counter() - start
-        out.mkdir(parents=True, exist_ok=True)
-        written = [out / files.OUR_FILE]
-        tok.save(written[0])
-        notes = []
-        try:
-            tok.save_hf(out / files.HF_FILE)
-            written.append(out / files.HF_FILE)
-        except ValueError as e:
-            notes.append(f"no {files.HF_FILE}: {e}")
-        if tok.settings["mode"] == "byte":
-            try:
-                if tok.settings["pattern"] is None:
-                    raise ValueError("tiktoken needs a pre-tokenization pattern (this tokenizer has none)")
-                tok.save_tiktoken(out / files.TIKTOKEN_FILE)
-                written.append(out / files.TIKTOKEN_FILE)
-            except ValueError as e:
-                notes.append(f"no {files.TIKTOKEN_FILE}: {e}")
+        written, notes = _write_tokenizer_files(tok, out)
         # Bytes per token on the training text, encoded as the tokenizer will encode it.
         progress = files.Progress("measuring bytes per token", bool(options["progress"]))
         summary = files.encode_stream(
@@ -523,6 +507,30 @@ def cmd_train(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"  {note}")
     return 0
+
+
+def _write_tokenizer_files(tok: bytepair.Tokenizer, out: Path) -> tuple[list[Path], list[str]]:
+    """Writes the tokenizer into folder `out` in every format it fits: ours always, HF's tokenizer.json, and a
+    tiktoken rank file for byte-level tokenizers with a pattern. Returns the files written and why others
+    were not."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / files.OUR_FILE]
+    tok.save(written[0])
+    notes = []
+    try:
+        tok.save_hf(out / files.HF_FILE)
+        written.append(out / files.HF_FILE)
+    except ValueError as e:
+        notes.append(f"no {files.HF_FILE}: {e}")
+    if tok.settings["mode"] == "byte":
+        try:
+            if tok.settings["pattern"] is None:
+                raise ValueError("tiktoken needs a pre-tokenization pattern (this tokenizer has none)")
+            tok.save_tiktoken(out / files.TIKTOKEN_FILE)
+            written.append(out / files.TIKTOKEN_FILE)
+        except ValueError as e:
+            notes.append(f"no {files.TIKTOKEN_FILE}: {e}")
+    return written, notes
 
 
 def _train_fasta(args: argparse.Namespace) -> int:
@@ -550,15 +558,7 @@ def _train_fasta(args: argparse.Namespace) -> int:
         min_frequency=args.min_frequency, max_token_length=args.max_token_length, threads=args.threads,
         progress=_progress_on(args))
     seconds = time.perf_counter() - start
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / files.OUR_FILE]
-    tok.save(written[0])
-    notes = []
-    try:
-        tok.save_hf(out / files.HF_FILE)
-        written.append(out / files.HF_FILE)
-    except ValueError as e:
-        notes.append(f"no {files.HF_FILE}: {e}")
+    written, notes = _write_tokenizer_files(tok, out)
     records = (r for p in paths for r in bytepair.iter_fasta(p, uppercase=not args.keep_case,
                                                                ambiguous=args.ambiguous,
                                                                chunk_length=args.chunk_length))
