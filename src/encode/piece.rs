@@ -31,6 +31,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 
+use super::pair_table::PairTable;
+
 const NONE: u32 = u32::MAX;
 /// Marks the last position of a symbol longer than one unit in `merge_in_place`'s layout.
 const END: u32 = 1 << 31;
@@ -74,7 +76,7 @@ pub struct PieceEncoder {
     symbol_len: Vec<u32>,
     in_place: bool,
     /// `(left << 32) | right` → `(rank << 32) | result`.
-    pairs: FxHashMap<u64, u64>,
+    pairs: PairTable,
     /// The same for pairs of ids below `SMALL_IDS` (the byte tokens, in the usual vocabularies), by index
     /// `left * SMALL_IDS + right`, `u64::MAX` where there is none: a piece's first pairs are all of bytes, and a
     /// long one looks them up about three times each (a hash lookup was most of encoding random letters).
@@ -187,10 +189,6 @@ struct Symbol {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnknownByte(pub usize);
 
-fn pair_key(left: u32, right: u32) -> u64 {
-    ((left as u64) << 32) | right as u64
-}
-
 impl PieceEncoder {
     /// HF's `fuse_unk` for a character-level encoder (tokens hold no unknown units, so the whole-piece table
     /// built by `new` does not depend on it).
@@ -212,14 +210,13 @@ impl PieceEncoder {
         whole_always: bool,
         all_occurrences: bool,
     ) -> PieceEncoder {
-        let mut table = FxHashMap::default();
-        for (left, right, rank, result) in pairs {
-            // The first (lowest) rank of a pair wins, as when merges are applied in order.
-            table.entry(pair_key(left, right)).or_insert(((rank as u64) << 32) | result as u64);
-        }
+        // A pair given twice keeps its first (lowest) rank, as when merges are applied in order.
+        let mut pairs: Vec<(u32, u32, u32, u32)> = pairs.into_iter().collect();
+        pairs.sort_by_key(|&(left, right, rank, _)| (left, right, rank));
+        let table = PairTable::new(pairs.iter().map(|&(left, right, rank, result)| (left, right, ((rank as u64) << 32) | result as u64)));
+        drop(pairs);
         let mut small_pairs = vec![u64::MAX; (SMALL_IDS * SMALL_IDS) as usize].into_boxed_slice();
-        for (&k, &v) in &table {
-            let (left, right) = ((k >> 32) as u32, k as u32);
+        for (left, right, v) in table.iter() {
             if left | right < SMALL_IDS {
                 small_pairs[(left * SMALL_IDS + right) as usize] = v;
             }
@@ -240,8 +237,8 @@ impl PieceEncoder {
         }
         let len_of = |id: u32| symbol_len.get(id as usize).copied();
         let in_place = tokens.len() < END as usize
-            && table.iter().all(|(&k, &v)| {
-                let (left, right, result) = ((k >> 32) as u32, k as u32, v as u32);
+            && table.iter().all(|(left, right, v)| {
+                let result = v as u32;
                 matches!((len_of(left), len_of(right), len_of(result)), (Some(l), Some(r), Some(x)) if l + r == x)
             });
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
@@ -369,7 +366,7 @@ impl PieceEncoder {
         let v = if left | right < SMALL_IDS {
             self.small_pairs[(left * SMALL_IDS + right) as usize]
         } else {
-            self.pairs.get(&pair_key(left, right)).copied().unwrap_or(u64::MAX)
+            self.pairs.get(left, right)
         };
         match (v >> 32) as u32 {
             rank if rank < limit => (rank, v as u32),

@@ -148,6 +148,11 @@ impl PreTokenizer {
                 ))
             })?),
         };
+        if !matches!(splitter, Splitter::Whole | Splitter::Regex(_)) {
+            // The hand-written splitters' character table (~5 ms, once per process): built with the
+            // pre-tokenizer, not in the middle of the first text.
+            classes::table();
+        }
         Ok(PreTokenizer { pattern, splitter })
     }
 
