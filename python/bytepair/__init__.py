@@ -164,12 +164,11 @@ class Tokenizer:
                 raise TypeError(f"texts[{i}] is a {type(t).__name__}, not a str")
         _check_threads(threads)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        packed, lengths = self._core.encode_packed(texts, allowed, disallowed, threads or 0)
-        ids = np.frombuffer(packed, dtype="<u4")
-        if np.dtype(dtype) == np.uint16:
-            ids = ids.astype(np.uint16)
-        else:
-            ids = ids.astype(np.uint32)  # native byte order, writable
+        narrow = np.dtype(dtype) == np.uint16
+        packed, lengths = self._core.encode_packed(texts, allowed, disallowed, threads or 0, 2 if narrow else 4)
+        ids = np.frombuffer(packed, dtype="<u2" if narrow else "<u4")  # a writable view of the bytearray
+        if not ids.dtype.isnative:  # pragma: no cover (big-endian machines)
+            ids = ids.astype(ids.dtype.newbyteorder("="))
         if single:
             return ids
         return np.split(ids, np.cumsum(lengths)[:-1]) if lengths else []

@@ -396,11 +396,12 @@ def encode_stream(
                              f"tokens: {tok.special_tokens or 'none'})")
     summary = EncodeSummary(dtype=dtype if format == "bin" else None)
     start = time.perf_counter()
-    writer = _IdWriter(out, format, dtype == "uint16", sep_id) if out is not None else None
+    width = 2 if format == "bin" and dtype == "uint16" else 4  # bytes per id from the encoder
+    writer = _IdWriter(out, format, width, sep_id) if out is not None else None
     for batch in batches(pieces):
         texts = [p.text for p in batch]
         try:
-            packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, threads or 0)
+            packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, threads or 0, width)
         except ValueError as e:
             found = re.search(r"special token ('.*?') \(at", str(e))
             if found is None:
@@ -416,7 +417,7 @@ def encode_stream(
             summary.bytes += len(piece.text.encode("utf-8"))
             summary.documents += piece.last
             if writer is not None:
-                writer.write(packed[4 * offset:4 * (offset + n)], piece.last)
+                writer.write(packed[width * offset:width * (offset + n)], piece.last)
             offset += n
         if progress is not None:
             progress.update(tokens=sum(lengths))
@@ -425,24 +426,19 @@ def encode_stream(
 
 
 class _IdWriter:
-    """Writes ids (given as little-endian uint32 bytes) in one of the formats, keeping track of where in a
-    document it is."""
+    """Writes ids (given as little-endian bytes, `width` per id: 2 for uint16 "bin", else 4) in one of the
+    formats, keeping track of where in a document it is."""
 
-    def __init__(self, out: BinaryIO, format: str, narrow: bool, separator: int | None) -> None:
-        self.out, self.format, self.narrow = out, format, narrow
-        self.separator = b"" if separator is None else separator.to_bytes(4, "little")
+    def __init__(self, out: BinaryIO, format: str, width: int, separator: int | None) -> None:
+        self.out, self.format = out, format
+        self.separator = b"" if separator is None else separator.to_bytes(width, "little")
         self.open = False  # a document is started (json: "[" written)
         self.empty = True  # no id written yet in the current document
 
-    def write(self, packed: bytes, last: bool) -> None:
+    def write(self, packed: bytes | bytearray, last: bool) -> None:
         if last:
             packed += self.separator
         if self.format == "bin":
-            if self.narrow:  # uint16: the low two bytes of each id (every id fits, see choose_dtype)
-                narrow = bytearray(len(packed) // 2)
-                narrow[0::2] = packed[0::4]
-                narrow[1::2] = packed[1::4]
-                packed = bytes(narrow)
             self.out.write(packed)
             return
         ids = array.array("I")
