@@ -239,6 +239,7 @@ impl Tokenizer {
                 static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
             }
             let mut scratch = SCRATCH.with(|s| s.take());
+            fast.begin(&mut scratch);
             ids.reserve(normalized.len() / 4);
             let result = self.pretokenizer.split(normalized, |piece| {
                 if failure.is_some() {
@@ -253,7 +254,7 @@ impl Tokenizer {
                     )));
                     return;
                 }
-                if let Err(unknown) = fast.encode(piece.as_bytes(), &mut scratch, ids) {
+                if let Err(unknown) = fast.encode_next(piece.as_bytes(), &mut scratch, ids) {
                     let at = offset_in(whole, part, normalized, piece) + unknown.0;
                     let b = piece.as_bytes()[unknown.0];
                     let unit = match (self.vocab.style.mode, piece.get(unknown.0..).and_then(|s| s.chars().next())) {

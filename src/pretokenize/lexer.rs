@@ -98,29 +98,35 @@ impl<'t> Scanner<'t> {
     fn skip_any_of(&self, i: usize, classes: Classes) -> usize {
         // The common classes first skip whole 8-byte words of ASCII members (resolved at compile time: `classes`
         // is a constant at every call); the byte loop then finishes the run (non-ASCII, the last bytes).
-        let i = match classes {
+        let words = match classes {
             LETTER => self.skip_ascii_words(i, |w| ascii_in_range(w | CASE_BITS, b'a', b'z')),
             NUMBER => self.skip_ascii_words(i, |w| ascii_in_range(w, b'0', b'9')),
             O200K_LOWER => self.skip_ascii_words(i, |w| ascii_in_range(w, b'a', b'z')),
             O200K_UPPER => self.skip_ascii_words(i, |w| ascii_in_range(w, b'A', b'Z')),
-            _ => i,
+            _ => Err(i),
         };
-        self.skip_while(i, |c| c & classes != 0)
+        match words {
+            Ok(end) => end,
+            Err(i) => self.skip_while(i, |c| c & classes != 0),
+        }
     }
 
-    /// Skips 8 bytes at a time while `members(word)` marks every byte (its high bit), then up to the first byte
-    /// it does not mark. Stops 8 bytes before the end (the byte loop does the rest).
+    /// Skips 8 bytes at a time while `members(word)` marks every byte (its high bit). `Ok(end)` when the run
+    /// ends at an ASCII byte it does not mark (no ASCII character outside those ranges is in these classes, so
+    /// the byte loop need not look at it again); `Err(at)` when the byte loop must go on from `at`: a non-ASCII
+    /// byte, or fewer than 8 bytes left.
     #[inline(always)]
-    fn skip_ascii_words(&self, mut i: usize, members: impl Fn(u64) -> u64) -> usize {
+    fn skip_ascii_words(&self, mut i: usize, members: impl Fn(u64) -> u64) -> Result<usize, usize> {
         while i + 8 <= self.len() {
             let word = u64::from_le_bytes(self.bytes[i..i + 8].try_into().expect("8 bytes"));
             let outside = !members(word) & HIGH_BITS;
             if outside != 0 {
-                return i + (outside.trailing_zeros() / 8) as usize;
+                let stop = i + (outside.trailing_zeros() / 8) as usize;
+                return if self.bytes[stop] < 0x80 { Ok(stop) } else { Err(stop) };
             }
             i += 8;
         }
-        i
+        Err(i)
     }
 
     /// The end of the run of characters in none of `classes`.
@@ -499,7 +505,7 @@ fn o200k_ascii_word_end(s: &Scanner, start: usize) -> Option<usize> {
     if bytes[word].is_ascii_lowercase() {
         return Some(s.skip_any_of(word, O200K_LOWER));
     }
-    let mut capitals_end = s.skip_ascii_words(word, |w| ascii_in_range(w, b'A', b'Z'));
+    let (Ok(mut capitals_end) | Err(mut capitals_end)) = s.skip_ascii_words(word, |w| ascii_in_range(w, b'A', b'Z'));
     while capitals_end < bytes.len() && bytes[capitals_end].is_ascii_uppercase() {
         capitals_end += 1;
     }
