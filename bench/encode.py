@@ -462,7 +462,9 @@ def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int
         ref_key = (g.case, g.label, g.encoding)
         limit = worst_timeout if g.worst else timeout
         spec = {"input": str(path), "encoding": g.encoding, "threads": g.threads, "worst": g.worst,
-                "runs": 1 if g.worst else runs, "budget_s": limit / 2}
+                # worst cases: another run only while the runs so far took under a quarter of the limit, so that
+                # a slow library still finishes (two runs at most of under a quarter each)
+                "runs": runs, "budget_s": limit / 4 if g.worst else limit / 2}
         # the reference first: tiktoken's ids, also when --only leaves tiktoken out
         if ref_key not in references and not g.worst and "tiktoken" not in g.libraries and installed("tiktoken"):
             print(f"{g.label} · {g.encoding}: reference ids (tiktoken) …", file=sys.stderr, end=" ", flush=True)
@@ -616,6 +618,7 @@ def complete(rows: list[dict]) -> None:
                 per_byte_english = 1 / english["mb_per_s"]
                 if "mb_per_s" in r:
                     r["per_byte_vs_english"] = (1 / r["mb_per_s"]) / per_byte_english
+                    r["first_per_byte_vs_english"] = (1 / r["first_mb_per_s"]) / per_byte_english
                 elif "killed_after_s" in r:
                     r["per_byte_vs_english_above"] = (r["killed_after_s"] / r["size_mb"]) / per_byte_english
 
@@ -700,7 +703,8 @@ def targets(rows: list[dict]) -> list[dict]:
         if r["case"] == "worst" and r["key"] == "bytepair":
             label = f"Worst case {worst_label(r)}, {r['encoding']}: time per byte ≤ 3× English's"
             if "per_byte_vs_english" in r:
-                add(label, f"{fmt_x(r['per_byte_vs_english'])} ({r['seconds']:.3g} s)", r["per_byte_vs_english"] <= 3)
+                add(label, f"{fmt_x(r['per_byte_vs_english'])} ({r['seconds']:.3g} s; first call "
+                           f"{fmt_x(r['first_per_byte_vs_english'])}, {r['first_s']:.3g} s)", r["per_byte_vs_english"] <= 3)
             elif "per_byte_vs_english_above" in r:
                 add(label, f"> {fmt_x(r['per_byte_vs_english_above'])} (killed after {r['killed_after_s']:g} s)", False)
             elif "seconds" in r:
@@ -756,10 +760,12 @@ CPU time over the wall time of the best run: near 1 means the batch call ran on 
 
 Worst cases: one call on the whole text (one piece under gpt2's pattern; cl100k's pattern cuts digits into
 groups of 3 and o200k's cuts letters at case changes, so only the first two inputs are one piece under cl100k),
-limit {report['worst_timeout_s']:g} s. Only one call, the first on that text (each library first encodes a short
-sentence, so that lazy set-up is not counted): a second call on the same text would time caches, not the encoder
-(bytepair remembers merged pieces per thread, however long). "per byte ÷
-English" is the time per byte over the same library's on English, 1 thread, same encoding. Their ids are compared
+limit {report['worst_timeout_s']:g} s. Each library first encodes a short sentence (lazy set-up is not counted),
+then calls on the text up to {report['runs']} times while the calls so far took under a quarter of the limit; the
+best call is reported, like the documents' best run, and the first call beside it ("1st"). A repeated call times
+the encoder, not a cache: bytepair remembers only pieces of up to 256 bytes (these are one piece of 10 MB, or
+cl100k's 3-digit groups, which English's repeated words also hit). "per byte ÷
+English" is the time per byte over the same library's on English, 1 thread, same encoding (best runs both). Their ids are compared
 with tiktoken's when it finishes, else with bytepair's.
 
 Libraries, how each was loaded (offline, from the shared data) and called:
@@ -831,10 +837,11 @@ def render_markdown(report: dict) -> str:
     worst = [r for r in rows if r["case"] == "worst"]
     if worst:
         out += [f"## Worst cases: {worst[0]['size_mb']:g} MB in one piece", "",
-                f"One call on the whole text, 1 thread, limit {report['worst_timeout_s']:g} s. Libraries without "
+                f"One call on the whole text, 1 thread, best of up to {report['runs']} calls (1st: the first), limit "
+                f"{report['worst_timeout_s']:g} s. Libraries without "
                 "the encoding offline (see the tables above) are left out.", "",
-                "| input | encoding | library | time (s) | MB/s | per byte ÷ English | CPU ÷ wall | peak RSS (MB) "
-                "| ids |", "|---|---|---|--:|--:|--:|--:|--:|---|"]
+                "| input | encoding | library | time (s) | 1st (s) | MB/s | per byte ÷ English | 1st ÷ English "
+                "| CPU ÷ wall | peak RSS (MB) | ids |", "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
         for r in worst:
             if "unavailable" in r:
                 continue
@@ -849,8 +856,10 @@ def render_markdown(report: dict) -> str:
                 per_byte = "> " + fmt_x(r["per_byte_vs_english_above"])
             rss = f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else "—"
             cpu = f"{r['cpu_per_wall']:.2f}" if "cpu_per_wall" in r else "—"
-            out.append(f"| {worst_label(r)} | {r['encoding']} | {r['library']} | {t} "
-                       f"| {fmt_mbs(r) if 'mb_per_s' in r else '—'} | {per_byte} | {cpu} | {rss} | {ids_note(r)} |")
+            first = "—" if "first_s" not in r else f"{r['first_s']:.3f}" if r["first_s"] < 1 else f"{r['first_s']:.2f}"
+            out.append(f"| {worst_label(r)} | {r['encoding']} | {r['library']} | {t} | {first} "
+                       f"| {fmt_mbs(r) if 'mb_per_s' in r else '—'} | {per_byte} "
+                       f"| {fmt_x(r.get('first_per_byte_vs_english'))} | {cpu} | {rss} | {ids_note(r)} |")
         out += [""]
     out += [cap, "", "## Method", "", method_notes(report)]
     return "\n".join(out)

@@ -205,9 +205,20 @@ def test_numpy_output(encodings):
     arrays = tok.encode_to_numpy(texts, dtype="uint16", disallowed_special=())
     assert [a.dtype for a in arrays] == [np.uint16] * 3
     assert [a.tolist() for a in arrays] == [enc.encode_ordinary(t) for t in texts]
-    assert tok.encode_to_numpy(texts[2], disallowed_special=()).tolist() == enc.encode_ordinary(texts[2])
+    single = tok.encode_to_numpy(texts[2], disallowed_special=())
+    assert single.dtype == np.uint32 and single.tolist() == enc.encode_ordinary(texts[2])
+    single[0] = 7  # the caller's own array: writable, not a view of something shared
+    assert single[0] == 7 and tok.encode_to_numpy(texts[2], disallowed_special=())[0] != 7
     with pytest.raises(ValueError, match="uint16"):
         encodings["cl100k_base"][0].encode_to_numpy("x", dtype="uint16")
+    # the core refuses ids that do not fit its width rather than cutting them
+    cl100k = encodings["cl100k_base"][0]
+    allowed, disallowed = cl100k._policy(frozenset(), "all")
+    high = next(t for t in (cl100k.decode([i]) for i in range(90000, 90100)) if max(cl100k.encode(t)) > 65535)
+    with pytest.raises(ValueError, match="does not fit in 2 bytes"):
+        cl100k._core.encode_packed([high], allowed, disallowed, 1, 2)
+    with pytest.raises(ValueError, match="width must be 2 or 4"):
+        cl100k._core.encode_packed(["x"], allowed, disallowed, 1, 3)
 
 
 @settings(max_examples=examples(200), deadline=None)
