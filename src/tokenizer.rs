@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use crate::encode::apply_merges;
 use crate::encode::piece::{PieceEncoder, Scratch};
 use crate::error::{Error, ErrorKind, Result, py_repr};
-use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
+use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
 
@@ -241,37 +241,17 @@ impl Tokenizer {
             let mut scratch = SCRATCH.with(|s| s.take());
             fast.begin(&mut scratch);
             ids.reserve(normalized.len() / 4);
-            let result = self.pretokenizer.split(normalized, |piece| {
-                if failure.is_some() {
-                    return;
-                }
-                if piece.len() >= u32::MAX as usize {
-                    // The encoder indexes a piece's symbols with u32: refuse rather than wrap around.
-                    failure = Some(Error::value(format!(
-                        "a piece of {} bytes (one word without pre-tokenization, e.g. a whole genome) is more than \
-                         can be encoded at once (4 GiB); encode it in parts",
-                        piece.len()
-                    )));
-                    return;
-                }
-                if let Err(unknown) = fast.encode_next(piece.as_bytes(), &mut scratch, ids) {
-                    let at = offset_in(whole, part, normalized, piece) + unknown.0;
-                    let b = piece.as_bytes()[unknown.0];
-                    let unit = match (self.vocab.style.mode, piece.get(unknown.0..).and_then(|s| s.chars().next())) {
-                        (Mode::Char, Some(c)) => crate::vocab::UnknownUnit {
-                            unit: c.to_string(),
-                            raw: c.to_string().into_bytes(),
-                            offset: unknown.0,
-                        },
-                        _ => crate::vocab::UnknownUnit {
-                            unit: crate::vocab::BYTE_TO_CHAR[b as usize].to_string(),
-                            raw: vec![b],
-                            offset: unknown.0,
-                        },
-                    };
-                    failure = Some(self.unknown_unit_error(&unit, whole, at));
-                }
-            });
+            let mut stopped = None;
+            let result = self.pretokenizer.split_into(
+                normalized,
+                EncodeSink { encoder: fast, scratch: &mut scratch, ids: &mut *ids, stopped: &mut stopped },
+            );
+            if let Some((piece, at)) = stopped {
+                failure = Some(match at {
+                    Some(offset) => self.unknown_in_piece(offset, piece, whole, part, normalized),
+                    None => piece_too_long(piece.len()),
+                });
+            }
             SCRATCH.with(|s| s.replace(scratch));
             result?;
             return match failure {
@@ -309,6 +289,24 @@ impl Tokenizer {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// The error for a unit without a token at byte `offset` of `piece`.
+    #[cold]
+    fn unknown_in_piece(&self, offset: usize, piece: &str, whole: &str, part: &str, normalized: &str) -> Error {
+        let at = offset_in(whole, part, normalized, piece) + offset;
+        let b = piece.as_bytes()[offset];
+        let unit = match (self.vocab.style.mode, piece.get(offset..).and_then(|s| s.chars().next())) {
+            (Mode::Char, Some(c)) => {
+                crate::vocab::UnknownUnit { unit: c.to_string(), raw: c.to_string().into_bytes(), offset }
+            }
+            _ => crate::vocab::UnknownUnit {
+                unit: crate::vocab::BYTE_TO_CHAR[b as usize].to_string(),
+                raw: vec![b],
+                offset,
+            },
+        };
+        self.unknown_unit_error(&unit, whole, at)
     }
 
     fn unknown_unit_error(&self, unknown: &crate::vocab::UnknownUnit, whole: &str, byte_at: usize) -> Error {
@@ -376,6 +374,41 @@ impl Tokenizer {
         }
         Ok(out)
     }
+}
+
+/// Gives each piece of a text to the fast encoder. A struct, not a closure, so that `piece` can be
+/// `#[inline(always)]`: the splitters' loops then hold the encoder's common cases (see `PieceSink`).
+struct EncodeSink<'a, 't> {
+    encoder: &'a PieceEncoder,
+    scratch: &'a mut Scratch,
+    ids: &'a mut Vec<u32>,
+    /// The piece encoding stopped at, and the offset in it of a unit without a token (None: too long).
+    stopped: &'a mut Option<(&'t str, Option<usize>)>,
+}
+
+impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
+    #[inline(always)]
+    fn piece(&mut self, piece: &'t str) {
+        if self.stopped.is_some() {
+            return;
+        }
+        if piece.len() >= u32::MAX as usize {
+            *self.stopped = Some((piece, None)); // the encoder indexes symbols with u32
+            return;
+        }
+        if let Err(unknown) = self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids) {
+            *self.stopped = Some((piece, Some(unknown.0)));
+        }
+    }
+}
+
+/// A piece the encoder cannot index with u32: refused rather than wrapped around.
+#[cold]
+fn piece_too_long(len: usize) -> Error {
+    Error::value(format!(
+        "a piece of {len} bytes (one word without pre-tokenization, e.g. a whole genome) is more than can be \
+         encoded at once (4 GiB); encode it in parts"
+    ))
 }
 
 /// Character index of byte offset `at` in `text` (clamped to the text).

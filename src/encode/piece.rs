@@ -298,18 +298,14 @@ impl PieceEncoder {
     }
 
     /// `encode` for the next piece of a text, after `begin` with this `scratch` (and no other encoder since).
-    #[inline]
+    /// Only the common cases are here — one byte, a piece in the front table — so that this stays small where
+    /// it is inlined, in each pre-tokenizer's loop.
+    #[inline(always)]
     pub fn encode_next(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
         debug_assert_eq!(scratch.serial, self.serial, "encode_next without begin");
         if piece.len() == 1 {
             return match self.units.single(piece[0]) {
-                NONE => match self.unk {
-                    Some(unk) => {
-                        out.push(unk);
-                        Ok(())
-                    }
-                    None => Err(UnknownByte(0)),
-                },
+                NONE => self.unit_without_token(out),
                 id => {
                     out.push(id);
                     Ok(())
@@ -318,10 +314,8 @@ impl PieceEncoder {
         }
         let key = Key::of(piece);
         let hash = key.hash();
-        let short = piece.len() <= 16;
-        let slot = (hash as usize) & (FRONT_SLOTS - 1);
-        if short {
-            let entry = &scratch.front[slot];
+        if piece.len() <= 16 {
+            let entry = &scratch.front[(hash as usize) & (FRONT_SLOTS - 1)];
             if entry.key == key {
                 // Pushed one by one: `extend_from_slice` of a variable length calls `memcpy` (10% of a hit).
                 match entry.n {
@@ -335,6 +329,30 @@ impl PieceEncoder {
                 return Ok(());
             }
         }
+        self.encode_uncommon(piece, key, hash, scratch, out)
+    }
+
+    /// A one-unit piece without a token: the unknown token, or the error.
+    #[cold]
+    fn unit_without_token(&self, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+        let unk = self.unk.ok_or(UnknownByte(0))?;
+        out.push(unk);
+        Ok(())
+    }
+
+    /// A piece not in the front table: a whole token, a cached piece, or merged; then remembered in the front
+    /// table when it is short and makes few ids.
+    #[inline(never)]
+    fn encode_uncommon(
+        &self,
+        piece: &[u8],
+        key: Key,
+        hash: u64,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), UnknownByte> {
+        let short = piece.len() <= 16;
+        let slot = (hash as usize) & (FRONT_SLOTS - 1);
         if let Some(id) = self.whole_token(piece, key, hash) {
             if short {
                 scratch.front[slot] = FrontEntry { key, ids: [id, 0, 0], n: 1 };

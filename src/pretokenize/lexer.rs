@@ -27,6 +27,7 @@
 //!   o200k's `UPPER*` before `LOWER+`) is computed directly from one pass over the run.
 //! - Pieces are handed to the callback as slices of the input: nothing is allocated.
 
+use super::PieceSink;
 use super::classes::{
     ClassTable, Classes, LETTER, LOWERCASE_LETTER, MARK, MODIFIER_LETTER, NUMBER, OTHER_LETTER, SPACE,
     TITLECASE_LETTER, UPPERCASE_LETTER, WORD, table,
@@ -253,7 +254,7 @@ fn decode_non_ascii(bytes: &[u8], i: usize) -> (u32, usize) {
 
 /// Calls `f` on each piece: `piece_end(scanner, start)` is where the piece starting at `start` ends.
 #[inline(always)]
-fn split_tiling<'t>(text: &'t str, mut f: impl FnMut(&'t str), piece_end: impl Fn(&Scanner<'t>, usize) -> usize) {
+fn split_tiling<'t>(text: &'t str, sink: &mut impl PieceSink<'t>, piece_end: impl Fn(&Scanner<'t>, usize) -> usize) {
     let scanner = Scanner::new(text);
     let mut start = 0;
     while start < text.len() {
@@ -263,7 +264,7 @@ fn split_tiling<'t>(text: &'t str, mut f: impl FnMut(&'t str), piece_end: impl F
         assert!(end > start && text.is_char_boundary(end), "bad piece end {end} after byte {start}");
         // SAFETY: `start` is 0 or the previous piece's end, both character boundaries, and so is `end`
         // (just checked); `&text[start..end]` would check all of that again (a tenth of the lexer's work).
-        f(unsafe { text.get_unchecked(start..end) });
+        sink.piece(unsafe { text.get_unchecked(start..end) });
         start = end;
     }
 }
@@ -278,8 +279,8 @@ fn split_tiling<'t>(text: &'t str, mut f: impl FnMut(&'t str), piece_end: impl F
 /// - Whitespace: `\s+` is greedy and `(?!\S)` fails only when a non-space follows the run, so backtracking
 ///   gives back exactly the run's last character (which then starts the next piece, usually as ` word`). A
 ///   single whitespace character before a non-space fails `\s+(?!\S)` and is taken by the final `\s+`.
-pub fn split_gpt2<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, |s, start| gpt2_piece_end(s, start))
+pub fn split_gpt2<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+    split_tiling(text, sink, |s, start| gpt2_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -331,8 +332,8 @@ fn gpt2_piece_end(s: &Scanner, start: usize) -> usize {
 /// - Whitespace, in this order: the run when it reaches the end of the text (`$` is end of text, no multiline);
 ///   else up to and including the run's last CR/LF (`\s*` backtracks to it); else the run minus its last
 ///   character when that leaves at least one; else a single whitespace character.
-pub fn split_cl100k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, |s, start| cl100k_piece_end(s, start))
+pub fn split_cl100k<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+    split_tiling(text, sink, |s, start| cl100k_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -419,8 +420,8 @@ fn other_run_start(s: &Scanner, start: usize, classes: Classes) -> Option<usize>
 /// - Whitespace, in this order: up to and including the run's last CR/LF (`\s*` backtracks to it); else the run
 ///   if it reaches the end of the text; else the run minus its last character when that leaves at least one;
 ///   else the single whitespace character (`\s+`).
-pub fn split_o200k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    split_tiling(text, f, |s, start| o200k_piece_end(s, start))
+pub fn split_o200k<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+    split_tiling(text, sink, |s, start| o200k_piece_end(s, start))
 }
 
 #[inline(always)]
@@ -546,18 +547,18 @@ fn o200k_upper_starting_word_end(s: &Scanner, i: usize) -> Option<usize> {
 /// HF `Whitespace`: `\w+|[^\w\s]+`. Runs of word characters, runs of characters that are neither word nor
 /// whitespace; whitespace separates pieces and is dropped. `\w` is regex-syntax's (letters, marks, decimal
 /// digits, connector punctuation such as `_`, join controls): `Ⅷ` (a letter number, alphabetic) is one, `½` is not.
-pub fn split_whitespace<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+pub fn split_whitespace<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
     let s = Scanner::new(text);
     let mut start = 0;
     while start < s.len() {
         let (classes, len) = s.char_at(start);
         if classes & WORD != 0 {
             let end = s.skip_any_of(start, WORD);
-            f(&text[start..end]);
+            sink.piece(&text[start..end]);
             start = end;
         } else if classes & SPACE == 0 {
             let end = s.skip_none_of(start, WORD | SPACE);
-            f(&text[start..end]);
+            sink.piece(&text[start..end]);
             start = end;
         } else {
             start = s.skip_while(start + len, |c| c & (WORD | SPACE) == SPACE);

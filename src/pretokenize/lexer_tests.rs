@@ -18,8 +18,9 @@ struct Case {
 macro_rules! collected {
     ($split:ident) => {
         |text| {
-            let mut pieces = Vec::new();
-            $split(text, |piece| pieces.push(piece));
+            let mut pieces: Vec<&str> = Vec::new();
+            let mut sink = |piece| pieces.push(piece);
+            $split(text, &mut sink);
             pieces
         }
     };
