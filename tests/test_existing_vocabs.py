@@ -304,3 +304,16 @@ def test_from_hf_names_what_it_does_not_support(tmp_path):
     (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not a valid tokenizer.json"):
         bytepair.Tokenizer.from_hf(tmp_path / "broken.json")
+
+
+def test_alternating_tokenizers_on_one_thread(encodings, shared_data):
+    """Each thread keeps caches for its last four encoders: cycling through more than four, one text at a time,
+    evicts and reuses them on every call, and must not leak one vocabulary's ids into another's."""
+    r50k = encodings["r50k_base"][1]  # gpt2's vocabulary and pattern: two more encoders, with their own caches
+    pairs = [*encodings.values(), *((bytepair.get_encoding(n, shared_data), r50k) for n in ("gpt2", "r50k_base"))]
+    texts = ["Hello world, hello again.", " the the the", "naïve café 🎉", "1234567 lots of repeated words words"]
+    texts += [" ".join(["rarely", "seen", "wordings", str(i)]) for i in range(20)]
+    for round_ in range(3):
+        for text in texts:
+            for tok, enc in pairs:
+                assert tok.encode_ordinary(text) == enc.encode_ordinary(text), (round_, text, enc.name)
