@@ -23,7 +23,8 @@ fn key(left: u32, right: u32) -> u64 {
 }
 
 impl PairTable {
-    /// Builds the table; for a key given twice, the first value stays (as a map's `entry().or_insert` would).
+    /// Builds the table; for a key given twice, the lower value stays (values are `rank << 32 | result`: the
+    /// lower rank, as when merges are applied in order).
     pub fn new(entries: impl IntoIterator<Item = (u32, u32, u64)>) -> PairTable {
         let entries: Vec<(u32, u32, u64)> = entries.into_iter().collect();
         let bits = (entries.len().max(1) * 2).next_power_of_two().trailing_zeros().max(4);
@@ -37,7 +38,10 @@ impl PairTable {
                         table.slots[i] = (k, value);
                         break;
                     }
-                    existing if existing == k => break,
+                    existing if existing == k => {
+                        table.slots[i].1 = table.slots[i].1.min(value);
+                        break;
+                    }
                     _ => i = (i + 1) & (table.slots.len() - 1),
                 }
             }
@@ -80,7 +84,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_every_key_and_misses_the_rest() {
+    fn finds_every_key_keeps_the_lowest_value_and_misses_the_rest() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut next = || {
             seed ^= seed << 13;
@@ -93,7 +97,7 @@ mod tests {
         let table = PairTable::new(entries.iter().copied());
         let mut first = rustc_hash::FxHashMap::default();
         for &(l, r, v) in &entries {
-            first.entry((l, r)).or_insert(v);
+            first.entry((l, r)).and_modify(|lowest: &mut u64| *lowest = (*lowest).min(v)).or_insert(v);
         }
         assert_eq!(table.iter().count(), first.len());
         for l in 0..3000 {

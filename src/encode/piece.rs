@@ -213,11 +213,10 @@ impl PieceEncoder {
         whole_always: bool,
         all_occurrences: bool,
     ) -> PieceEncoder {
-        // A pair given twice keeps its first (lowest) rank, as when merges are applied in order.
-        let mut pairs: Vec<(u32, u32, u32, u32)> = pairs.into_iter().collect();
-        pairs.sort_by_key(|&(left, right, rank, _)| (left, right, rank));
-        let table = PairTable::new(pairs.iter().map(|&(left, right, rank, result)| (left, right, ((rank as u64) << 32) | result as u64)));
-        drop(pairs);
+        // A pair given twice keeps its lowest rank, as when merges are applied in order.
+        let table = PairTable::new(
+            pairs.into_iter().map(|(left, right, rank, result)| (left, right, (rank as u64) << 32 | result as u64)),
+        );
         let mut small_pairs = vec![u64::MAX; (SMALL_IDS * SMALL_IDS) as usize].into_boxed_slice();
         for (left, right, v) in table.iter() {
             if left | right < SMALL_IDS {
