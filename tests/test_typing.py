@@ -1,4 +1,4 @@
-"""Types: mypy passes on the tests and the command-line modules (configured in pyproject.toml), and the
+"""Types: mypy passes on the tests and the whole package (configured in pyproject.toml), and the
 extension's stubs (`_core.pyi`) name exactly what the extension has."""
 
 from __future__ import annotations

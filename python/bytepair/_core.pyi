@@ -55,16 +55,6 @@ class CoreTokenizer:
     @staticmethod
     def from_gpt2(vocab_path: str, merges_path: str, specials: list[str], pattern: str | None) -> CoreTokenizer: ...
     @staticmethod
-    def from_hf_parts(
-        source: str,
-        vocab: list[tuple[str, int]],
-        merges: list[str],
-        specials: list[str],
-        pattern: str | None,
-        lowercase: bool,
-        ignore_merges: bool,
-    ) -> CoreTokenizer: ...
-    @staticmethod
     def from_hf_char_parts(
         source: str,
         vocab: list[tuple[str, int]],
