@@ -259,9 +259,18 @@ def test_binary_token_file_reads_with_numpy_memmap(trained, docs, tmp_path):
                tmp_path / "w.bin", docs[0])
     assert wide.code == 0
     assert np.memmap(tmp_path / "w.bin", dtype="<u4", mode="r").tolist() == tok.encode(docs[0].read_text())
-    # Decoding the binary file gives the texts back, each followed by the separator's text.
+    # Decoding the binary file gives the documents back: the separator ends each (joined like text and JSON
+    # lines), or with --separator none it is decoded as its text.
     back = run("decode", "-t", trained, "--format", "bin", "--dtype", "uint16", out)
-    assert back.out == b"".join(p.read_bytes() + b"<|endoftext|>" for p in docs)
+    assert back.code == 0, back.err
+    assert back.out == b"\n".join(p.read_bytes() for p in docs)
+    joined = run("decode", "-t", trained, "--format", "bin", "--dtype", "uint16", "--join", r"\n--\n", out)
+    assert joined.out == b"\n--\n".join(p.read_bytes() for p in docs)
+    raw = run("decode", "-t", trained, "--format", "bin", "--dtype", "uint16", "--separator", "none", out)
+    assert raw.out == b"".join(p.read_bytes() + b"<|endoftext|>" for p in docs)
+    wrong = run("decode", "-t", trained, "--format", "bin", "--dtype", "uint16", "--separator", "<|nope|>", out)
+    assert wrong.code != 0 and "not a special token" in wrong.err
+    assert run("decode", "-t", trained, "--separator", "<|endoftext|>", stdin=b"1 2\n").code != 0
 
 
 def test_decode_round_trips_text_and_json(trained, docs, tmp_path):

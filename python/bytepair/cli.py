@@ -201,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", choices=["uint16", "uint32"], help="integer type of --format bin (default: as encode)")
     p.add_argument("--join", metavar="TEXT", help=r"written between documents (default: a line break; "
                    r"escapes like \n are understood)")
+    p.add_argument("--separator", metavar="TOKEN", help="--format bin: the special token that ends each document, "
+                   "replaced by --join (default: <|endoftext|> if the tokenizer has it, as encode writes it; 'none' "
+                   "to decode it as text)")
     p.set_defaults(run=cmd_decode)
 
     # count
@@ -621,11 +624,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     _input_paths(args.files)  # a missing file is reported before the tokenizer is loaded
     tok = _load(args.tokenizer, args.data)
     dtype = files.choose_dtype(tok, args.dtype) if args.format == "bin" else None
-    separator = args.separator
-    if separator is None and args.format == "bin" and "<|endoftext|>" in tok.special_tokens:
-        separator = "<|endoftext|>"
-    if separator is not None and separator.lower() == "none":
-        separator = None
+    separator = _separator(args, tok)
     progress = files.Progress("encoding", _progress_on(args))
     with _output(args.output, binary_ok=args.format != "bin") as out:
         summary = files.encode_stream(tok, _documents(args, tok, progress), out, format=args.format, dtype=dtype,
@@ -640,9 +639,22 @@ def cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _separator(args: argparse.Namespace, tok: bytepair.Tokenizer) -> str | None:
+    """--separator of encode and decode: for --format bin <|endoftext|> by default when the tokenizer has it;
+    "none" for none."""
+    separator: str | None = args.separator
+    if separator is None and args.format == "bin" and "<|endoftext|>" in tok.special_tokens:
+        separator = "<|endoftext|>"
+    if separator is not None and separator.lower() == "none":
+        separator = None
+    return separator
+
+
 def cmd_decode(args: argparse.Namespace) -> int:
     if args.dtype and args.format != "bin":
         raise CommandError("--dtype is for --format bin")
+    if args.separator is not None and args.format != "bin":
+        raise CommandError("--separator is for --format bin (text and JSON lines end documents at line breaks)")
     if args.file != "-" and not os.path.isfile(args.file):
         raise FileNotFoundError(f"no such file: {args.file!r}")
     tok = _load(args.tokenizer, args.data)
@@ -651,7 +663,8 @@ def cmd_decode(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         stream: BinaryIO = sys.stdin.buffer if args.file == "-" else stack.enter_context(open(args.file, "rb"))
         out = stack.enter_context(_output(args.output))
-        files.decode_stream(tok, stream, out, format=args.format, dtype=dtype, join=join)
+        files.decode_stream(tok, stream, out, format=args.format, dtype=dtype, join=join,
+                            separator=_separator(args, tok))
     return 0
 
 

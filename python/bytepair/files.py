@@ -388,12 +388,7 @@ def encode_stream(
         raise ValueError(f"format must be text, json or bin, not {format!r}")
     if format == "bin":
         dtype = choose_dtype(tok, dtype)
-    sep_id: int | None = None
-    if separator is not None:
-        sep_id = tok.token_to_id(separator)
-        if separator not in tok.special_tokens or sep_id is None:
-            raise ValueError(f"the separator {separator!r} is not a special token of this tokenizer (its special "
-                             f"tokens: {tok.special_tokens or 'none'})")
+    sep_id = None if separator is None else _separator_id(tok, separator)
     summary = EncodeSummary(dtype=dtype if format == "bin" else None)
     start = time.perf_counter()
     width = 2 if format == "bin" and dtype == "uint16" else 4  # bytes per id from the encoder
@@ -531,20 +526,49 @@ def _bad_id(item: str, line: int) -> None:
 
 
 def decode_stream(tok: Tokenizer, stream: BinaryIO, out: BinaryIO, *, format: Format = "text",
-                  dtype: str | None = None, join: bytes | None = None) -> int:
+                  dtype: str | None = None, join: bytes | None = None, separator: str | None = None) -> int:
     """Decodes a token file (as `encode_stream` writes it) to `out`, writing `join` between documents
-    (default: a line break for text and JSON lines; "bin" has no documents). Returns the number of ids."""
+    (default: a line break). Text and JSON lines end a document at each line; "bin" has no lines, so there the
+    special token `separator` (as given to `encode_stream`) ends one, and is not written. Returns the number of
+    ids read."""
     if format == "bin":
         dtype = choose_dtype(tok, dtype) if dtype is None else dtype
     if join is None:
         join = b"\n"
+    sep_id = _separator_id(tok, separator) if format == "bin" and separator is not None else None
     total = 0
     pending_join = False  # a document ended: join goes before whatever comes next
     for ids, ends in read_ids(stream, format, dtype or "uint32"):
-        if pending_join:
-            out.write(join)
-        if len(ids):
-            out.write(tok.decode_bytes(ids.tolist()))
-            total += len(ids)
-        pending_join = ends
+        total += len(ids)
+        for part, part_ends in _split_at(ids.tolist(), sep_id, ends):
+            if not part and not part_ends:
+                continue  # nothing yet: a pending join waits for what follows (none after a last separator)
+            if pending_join:
+                out.write(join)
+            if part:
+                out.write(tok.decode_bytes(part))
+            pending_join = part_ends
     return total
+
+
+def _separator_id(tok: Tokenizer, separator: str) -> int:
+    sep_id = tok.token_to_id(separator)
+    if separator not in tok.special_tokens or sep_id is None:
+        raise ValueError(f"the separator {separator!r} is not a special token of this tokenizer (its special "
+                         f"tokens: {tok.special_tokens or 'none'})")
+    return sep_id
+
+
+def _split_at(ids: list[int], sep_id: int | None, ends: bool) -> Iterator[tuple[list[int], bool]]:
+    """`ids` cut at each `sep_id` (dropped): (part, ends_a_document); the last part ends one if `ends`.
+
+    >>> list(_split_at([1, 9, 2, 3, 9], 9, False))
+    [([1], True), ([2, 3], True), ([], False)]
+    """
+    start = 0
+    if sep_id is not None:
+        for at, i in enumerate(ids):
+            if i == sep_id:
+                yield ids[start:at], True
+                start = at + 1
+    yield ids[start:], ends
