@@ -682,13 +682,13 @@ def targets(rows: list[dict]) -> list[dict]:
         add(f"English, {enc}, 1 thread: ≥ 100 MB/s", f"{bp['mb_per_s']:.1f} MB/s", bp["mb_per_s"] >= 100)
         tt = find(rows, case="english", encoding=enc, threads=1, key="tiktoken")
         if tt and "mb_per_s" in tt:
-            add(f"… ≥ 10× tiktoken", f"{fmt_x(bp['mb_per_s'] / tt['mb_per_s'])} "
+            add("… ≥ 10× tiktoken", f"{fmt_x(bp['mb_per_s'] / tt['mb_per_s'])} "
                 f"({tt['mb_per_s']:.1f} MB/s)", bp["mb_per_s"] >= 10 * tt["mb_per_s"])
         peers = [r for r in rows if r["case"] == "english" and r["encoding"] == enc and r["threads"] == 1
                  and r["key"] in PEERS and "mb_per_s" in r]
         if peers:
             fastest = max(peers, key=lambda r: r["mb_per_s"])
-            add(f"… ≥ 3× the fastest peer", f"{fmt_x(bp['mb_per_s'] / fastest['mb_per_s'])} ({fastest['library']}, "
+            add("… ≥ 3× the fastest peer", f"{fmt_x(bp['mb_per_s'] / fastest['mb_per_s'])} ({fastest['library']}, "
                 f"{fastest['mb_per_s']:.1f} MB/s)", bp["mb_per_s"] >= 3 * fastest["mb_per_s"])
     for enc in STANDARD_ENCODINGS:
         two = find(rows, case="english", encoding=enc, threads=2, key="bytepair")

@@ -4,7 +4,6 @@ multilingual text, emoji and naughty strings. Skipped when the data is absent; r
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest

@@ -7,7 +7,6 @@ import ast
 import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

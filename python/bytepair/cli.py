@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import BinaryIO
 
 import bytepair
 

@@ -112,7 +112,7 @@ class Description:
                          + "   (length in bytes: number of tokens)")
         if self.longest:
             lines.append("")
-            lines.append(f"Longest tokens (bytes, id, token):")
+            lines.append("Longest tokens (bytes, id, token):")
             lines += [f"  {n:>4}  {i:>7}  {shown}" for i, shown, n in self.longest]
         for title, rows in (("First merges", self.first_merges), ("Last merges", self.last_merges)):
             if not rows:
