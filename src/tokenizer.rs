@@ -232,29 +232,23 @@ impl Tokenizer {
         } else {
             part
         };
-        let mut failure = None;
         if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
             let mut scratch = take_scratch(fast);
-            fast.begin(&mut scratch);
             ids.reserve(normalized.len() / 4);
             let mut stopped = None;
             let result = self.pretokenizer.split_into(
                 normalized,
                 EncodeSink { encoder: fast, scratch: &mut scratch, ids: &mut *ids, stopped: &mut stopped },
             );
-            if let Some((piece, at)) = stopped {
-                failure = Some(match at {
-                    Some(offset) => self.unknown_in_piece(offset, piece, whole, part, normalized),
-                    None => piece_too_long(piece.len()),
-                });
-            }
             SCRATCHES.with(|s| s.borrow_mut().push(scratch));
             result?;
-            return match failure {
-                Some(e) => Err(e),
+            return match stopped {
+                Some((piece, Some(offset))) => Err(self.unknown_in_piece(offset, piece, whole, part, normalized)),
+                Some((piece, None)) => Err(piece_too_long(piece.len())),
                 None => Ok(()),
             };
         }
+        let mut failure = None;
         let mut symbols = Vec::new();
         self.pretokenizer.split(normalized, |piece| {
             if failure.is_some() {
@@ -382,17 +376,19 @@ thread_local! {
     static SCRATCHES: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// This thread's scratch for `encoder`: its own if kept, else a new one, or the least recently used one's
-/// buffers once the thread keeps `SCRATCHES_PER_THREAD` (given back by pushing it).
+/// This thread's scratch for `encoder`, ready (`begin`): its own if kept, else a new one, or the least
+/// recently used one's buffers once the thread keeps `SCRATCHES_PER_THREAD` (given back by pushing it).
 fn take_scratch(encoder: &PieceEncoder) -> Scratch {
-    SCRATCHES.with(|scratches| {
+    let mut scratch = SCRATCHES.with(|scratches| {
         let mut scratches = scratches.borrow_mut();
         match scratches.iter().position(|s| encoder.owns(s)) {
             Some(i) => scratches.remove(i),
             None if scratches.len() >= SCRATCHES_PER_THREAD => scratches.remove(0),
             None => Scratch::default(),
         }
-    })
+    });
+    encoder.begin(&mut scratch);
+    scratch
 }
 
 /// Gives each piece of a text to the fast encoder. A struct, not a closure, so that `piece` can be

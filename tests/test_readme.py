@@ -30,10 +30,11 @@ def test_docstring_examples():
     import bytepair.compare
     import bytepair.describe
     import bytepair.explain
+    import bytepair.files
     import bytepair.reference
     import bytepair.viewer
 
     for module in (bytepair, bytepair.reference, bytepair.explain, bytepair.describe, bytepair.viewer,
-                   bytepair.compare):
+                   bytepair.compare, bytepair.files):
         failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failures == 0, module.__name__

@@ -57,8 +57,8 @@ class Tokenizer:
         self._strings: list[str] = core.token_strings()
         self._ids: dict[str, int] = {s: i for i, s in enumerate(self._strings) if s}  # "" = an unused id
         self._specials: list[str] = core.special_tokens()
-        # encode()'s default policy (none allowed, all disallowed), made once: working it out from the
-        # arguments on every call tripled the cost of a call on a short text.
+        # The default special-token policy (none allowed, all disallowed), made once: working it out from the
+        # arguments on every call tripled the cost of encode() on a short text.
         self._default_policy = ([False] * len(self._specials), [True] * len(self._specials))
         # The encoder's tables are built here, not on the first encode (up to 0.2 s for o200k_base): the
         # first call of a server, or of a benchmark, costs what the others do.
@@ -85,11 +85,7 @@ class Tokenizer:
         0
         """
         _check_str(text, "text")
-        if (type(allowed_special) is frozenset and not allowed_special
-                and type(disallowed_special) is str and disallowed_special == "all"):
-            allowed, disallowed = self._default_policy
-        else:
-            allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.encode(text, allowed, disallowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -661,6 +657,9 @@ class Tokenizer:
 
     def _policy(self, allowed_special: object, disallowed_special: object) -> tuple[list[bool], list[bool]]:
         """tiktoken-style special-token arguments as one flag per special token: (allowed, disallowed)."""
+        if (type(allowed_special) is frozenset and not allowed_special
+                and type(disallowed_special) is str and disallowed_special == "all"):
+            return self._default_policy  # the defaults
         return (self._special_flags(allowed_special, "allowed_special"),
                 self._special_flags(disallowed_special, "disallowed_special"))
 

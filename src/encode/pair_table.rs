@@ -5,9 +5,16 @@
 //! open addressing with linear probing over a flat array, kept at most half full: a multiply and a shift
 //! pick the slot, and a hit is usually the first compare. A miss (most pairs of neighbours do not merge) ends
 //! at the first empty slot, on average within 1.5 probes at half load.
+//!
+//! Pairs of two ids below `SMALL_IDS` (the byte tokens, in the usual vocabularies) are read from a dense table
+//! instead: a piece's first pairs are all of bytes, and a long one looks them up about three times each (a hash
+//! lookup was most of encoding random letters).
 
 /// Marks a free slot: the key of (NONE, NONE), which is never a merge (NONE, `u32::MAX`, is no token's id).
 const EMPTY: u64 = u64::MAX;
+
+/// Pairs of ids below this are in `PairTable::small`.
+const SMALL_IDS: u32 = 256;
 
 #[derive(Clone, Debug)]
 pub struct PairTable {
@@ -15,6 +22,8 @@ pub struct PairTable {
     slots: Box<[(u64, u64)]>,
     /// 64 minus log₂ of the slot count: the multiply's top bits are the slot.
     shift: u32,
+    /// The values of the pairs of ids below `SMALL_IDS`, at `left * SMALL_IDS + right` (`u64::MAX`: none).
+    small: Box<[u64]>,
 }
 
 #[inline]
@@ -28,7 +37,11 @@ impl PairTable {
     pub fn new(entries: impl IntoIterator<Item = (u32, u32, u64)>) -> PairTable {
         let entries: Vec<(u32, u32, u64)> = entries.into_iter().collect();
         let bits = (entries.len().max(1) * 2).next_power_of_two().trailing_zeros().max(4);
-        let mut table = PairTable { slots: vec![(EMPTY, 0); 1 << bits].into_boxed_slice(), shift: 64 - bits };
+        let mut table = PairTable {
+            slots: vec![(EMPTY, 0); 1 << bits].into_boxed_slice(),
+            shift: 64 - bits,
+            small: vec![u64::MAX; (SMALL_IDS * SMALL_IDS) as usize].into_boxed_slice(),
+        };
         for (left, right, value) in entries {
             let k = key(left, right);
             let mut i = table.slot(k);
@@ -46,6 +59,12 @@ impl PairTable {
                 }
             }
         }
+        for &(k, value) in table.slots.iter().filter(|(k, _)| *k != EMPTY) {
+            let (left, right) = ((k >> 32) as u32, k as u32);
+            if left | right < SMALL_IDS {
+                table.small[(left * SMALL_IDS + right) as usize] = value;
+            }
+        }
         table
     }
 
@@ -57,6 +76,9 @@ impl PairTable {
     /// The value stored for `(left, right)`, or `u64::MAX`.
     #[inline]
     pub fn get(&self, left: u32, right: u32) -> u64 {
+        if left | right < SMALL_IDS {
+            return self.small[(left * SMALL_IDS + right) as usize];
+        }
         let k = key(left, right);
         let mask = self.slots.len() - 1;
         let mut i = self.slot(k);

@@ -78,12 +78,8 @@ pub struct PieceEncoder {
     /// (and ids leave the top bit free).
     symbol_len: Vec<u32>,
     in_place: bool,
-    /// `(left << 32) | right` → `(rank << 32) | result`.
+    /// `(left, right)` → `(rank << 32) | result`.
     pairs: PairTable,
-    /// The same for pairs of ids below `SMALL_IDS` (the byte tokens, in the usual vocabularies), by index
-    /// `left * SMALL_IDS + right`, `u64::MAX` where there is none: a piece's first pairs are all of bytes, and a
-    /// long one looks them up about three times each (a hash lookup was most of encoding random letters).
-    small_pairs: Box<[u64]>,
     /// Byte strings that are one token and that BPE builds back into that token.
     whole: HashTable<WholeEntry>,
     /// Identifies this encoder in the per-thread cache (never reused, unlike an address).
@@ -145,11 +141,14 @@ impl Key {
 /// How many positions ahead the bucket merge prefetches (a chromosome's symbols are far beyond the caches).
 const PREFETCH_DISTANCE: usize = 16;
 
-/// Pairs of ids below this have their rank in a table (`PieceEncoder::small_pairs`).
-const SMALL_IDS: u32 = 256;
-
 /// Slots of the per-thread front table.
 const FRONT_SLOTS: usize = 1 << 15;
+
+/// The front-table slot of a piece's key hash.
+#[inline(always)]
+fn front_slot(hash: u64) -> usize {
+    (hash as usize) & (FRONT_SLOTS - 1)
+}
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
@@ -217,12 +216,6 @@ impl PieceEncoder {
         let table = PairTable::new(
             pairs.into_iter().map(|(left, right, rank, result)| (left, right, (rank as u64) << 32 | result as u64)),
         );
-        let mut small_pairs = vec![u64::MAX; (SMALL_IDS * SMALL_IDS) as usize].into_boxed_slice();
-        for (left, right, v) in table.iter() {
-            if left | right < SMALL_IDS {
-                small_pairs[(left * SMALL_IDS + right) as usize] = v;
-            }
-        }
         let chars = matches!(units, Units::Chars { .. });
         let mut symbol_len: Vec<u32> = tokens
             .iter()
@@ -250,7 +243,6 @@ impl PieceEncoder {
             fuse_unk: false,
             symbol_len,
             in_place,
-            small_pairs,
             pairs: table,
             whole: HashTable::new(),
             unk,
@@ -296,7 +288,7 @@ impl PieceEncoder {
     /// text, before `encode_next` on its pieces (per piece, this check was 5% of encoding English).
     #[inline]
     pub fn begin(&self, scratch: &mut Scratch) {
-        if scratch.serial != self.serial {
+        if !self.owns(scratch) {
             scratch.cache.clear();
             scratch.front.clear();
             scratch.front.resize(FRONT_SLOTS, FrontEntry::default());
@@ -309,7 +301,7 @@ impl PieceEncoder {
     /// it is inlined, in each pre-tokenizer's loop.
     #[inline(always)]
     pub fn encode_next(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
-        debug_assert_eq!(scratch.serial, self.serial, "encode_next without begin");
+        debug_assert!(self.owns(scratch), "encode_next without begin");
         if piece.len() == 1 {
             return match self.units.single(piece[0]) {
                 NONE => self.unit_without_token(out),
@@ -322,7 +314,7 @@ impl PieceEncoder {
         let key = Key::of(piece);
         let hash = key.hash();
         if piece.len() <= 16 {
-            let entry = &scratch.front[(hash as usize) & (FRONT_SLOTS - 1)];
+            let entry = &scratch.front[front_slot(hash)];
             if entry.key == key {
                 // Pushed one by one: `extend_from_slice` of a variable length calls `memcpy` (10% of a hit).
                 match entry.n {
@@ -359,7 +351,7 @@ impl PieceEncoder {
         out: &mut Vec<u32>,
     ) -> Result<(), UnknownByte> {
         let short = piece.len() <= 16;
-        let slot = (hash as usize) & (FRONT_SLOTS - 1);
+        let slot = front_slot(hash);
         if let Some(id) = self.whole_token(piece, key, hash) {
             if short {
                 scratch.front[slot] = FrontEntry { key, ids: [id, 0, 0], n: 1 };
@@ -402,11 +394,7 @@ impl PieceEncoder {
     /// Rank and result of a pair; NONE if it does not merge or ranks at or above `limit`.
     #[inline]
     fn rank(&self, left: u32, right: u32, limit: u32) -> (u32, u32) {
-        let v = if left | right < SMALL_IDS {
-            self.small_pairs[(left * SMALL_IDS + right) as usize]
-        } else {
-            self.pairs.get(left, right)
-        };
+        let v = self.pairs.get(left, right);
         match (v >> 32) as u32 {
             rank if rank < limit => (rank, v as u32),
             _ => (NONE, NONE),
