@@ -107,39 +107,60 @@ def fmt_x(value: float | None) -> str:
     return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
 
 
-def run_child(script: str, spec: dict, env: dict, timeout: float, log_dir: Path) -> dict:
+def run_child(script: str, spec: dict, env: dict, timeout: float, log_dir: Path,
+              load_limit: float | None = None) -> dict:
     """Runs `script --child <spec as JSON>` in its own process group, killed after `timeout` seconds. The
     child writes its result (a JSON object) to the path given it as spec["result"]; returned with its CPU time,
     the wall time and wait4's peak RSS — or `killed_after_s` with the peak RSS at the kill, or `error` (the
-    log's last line) and `log` when it failed."""
+    log's last line) and `log` when it failed.
+
+    With `load_limit`, the child also gets a path spec["started"] to create when its timed part begins: the
+    `timeout` counts from then, and before it the child may take `load_limit` seconds (loading a vocabulary)."""
     log_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{spec.get('trainer', 'child')}-{os.getpid()}-{time.monotonic_ns()}"
-    result_path, log_path = log_dir / f"{stem}.json", log_dir / f"{stem}.log"
-    cmd = [sys.executable, script, "--child", json.dumps({**spec, "result": str(result_path)})]
+    name = spec.get("trainer") or spec.get("library") or "child"
+    stem = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+    result_path, log_path, started_path = (log_dir / f"{stem}{ext}" for ext in (".json", ".log", ".started"))
+    spec = {**spec, "result": str(result_path)}
+    if load_limit is not None:
+        spec["started"] = str(started_path)
+    cmd = [sys.executable, script, "--child", json.dumps(spec)]
     with open(log_path, "w") as log:
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        killed, peak_at_kill = False, None
+        clock = start if load_limit is None else None  # when the timed part began
+        killed, peak_at_kill = None, None
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            if time.monotonic() - start > timeout:
+            now = time.monotonic()
+            if clock is None and started_path.exists():
+                clock = now
+            if clock is not None and now - clock > timeout:
+                killed = "timeout"
+            elif clock is None and load_limit is not None and now - start > load_limit:
+                killed = "load"
+            if killed:
                 peak_at_kill = peak_rss_mb(proc.pid)
                 os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
                 _, status, usage = os.wait4(proc.pid, 0)
-                killed = True
                 break
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         elapsed = time.monotonic() - start
+    started_path.unlink(missing_ok=True)
     # ru_maxrss is kept as a cross-check only: it is at least the parent's own peak (see peak_rss_mb)
     common = {"cpu_s": usage.ru_utime + usage.ru_stime, "elapsed_s": elapsed, "wait4_maxrss_mb": usage.ru_maxrss / 1024}
+    if killed == "load":
+        return {"error": f"still loading after {load_limit:g} s (killed)", "log": str(log_path), **common}
     if killed:
         return {"killed_after_s": timeout, "peak_rss_mb": peak_at_kill, **common}
     if proc.returncode != 0 or not result_path.exists():
         lines = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
-        return {"error": (lines or [f"exit status {proc.returncode}"])[-1][:200], "log": str(log_path), **common}
+        why = (lines or [f"exit status {proc.returncode}"])[-1][:200]
+        if proc.returncode < 0:
+            why = f"killed by signal {-proc.returncode} ({signal.Signals(-proc.returncode).name}); last output: {why}"
+        return {"error": why, "log": str(log_path), **common}
     result = json.loads(result_path.read_text())
     result_path.unlink()
     log_path.unlink()

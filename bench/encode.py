@@ -49,9 +49,7 @@ import os
 import platform
 import random
 import re
-import signal
 import string
-import subprocess
 import sys
 import sysconfig
 import time
@@ -60,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions,
-                    write_atomically, write_results)
+                    run_child, write_atomically, write_results)
 
 HF_GPT2 = SHARED / "gpt2/tokenizer.json"
 
@@ -364,51 +362,10 @@ def corpora(english_mb: float) -> dict[str, Corpus]:
 def measure(spec: dict, timeout: float, log_dir: Path, load_limit: float = 300) -> dict:
     """Runs one measurement in a child process; kills it `timeout` s after the encoding started (or when the
     loading takes longer than `load_limit` s)."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{spec['library']}-{os.getpid()}-{time.monotonic_ns()}"
-    result_path, log_path, started_path = (log_dir / f"{stem}{ext}" for ext in (".json", ".log", ".started"))
-    spec = dict(spec, result=str(result_path), started=str(started_path))
     threads = spec["threads"]
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                TOKENIZERS_PARALLELISM="true" if threads > 1 else "false", TIKTOKEN_CACHE_DIR="")
-    cmd = [sys.executable, __file__, "--child", json.dumps(spec)]
-    with open(log_path, "w") as log:
-        start = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        killed, encode_start, peak_at_kill = None, None, None
-        while True:
-            pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            now = time.monotonic()
-            if encode_start is None and started_path.exists():
-                encode_start = now
-            if (encode_start is not None and now - encode_start > timeout) or \
-                    (encode_start is None and now - start > load_limit):
-                peak_at_kill = peak_rss_mb(proc.pid)
-                os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
-                _, status, _ = os.wait4(proc.pid, 0)
-                killed = timeout if encode_start is not None else None
-                if killed is None:
-                    killed = "load"
-                break
-            time.sleep(0.02)
-        returncode = os.waitstatus_to_exitcode(status)
-    started_path.unlink(missing_ok=True)
-    if killed == "load":
-        return {"error": f"still loading after {load_limit:g} s (killed)", "log": str(log_path)}
-    if killed is not None:
-        return {"killed_after_s": killed, "peak_rss_mb": peak_at_kill, "log": str(log_path)}
-    if returncode != 0 or not result_path.exists():
-        lines = [line for line in log_path.read_text(errors="replace").splitlines() if line.strip()]
-        why = (lines or [f"exit status {returncode}"])[-1][:200]
-        if returncode < 0:
-            why = f"killed by signal {-returncode} ({signal.Signals(-returncode).name}); last output: {why}"
-        return {"error": why, "log": str(log_path)}
-    result = json.loads(result_path.read_text())
-    result_path.unlink()
-    log_path.unlink()
-    return result
+    return run_child(__file__, spec, env, timeout, log_dir, load_limit=load_limit)
 
 
 @dataclass
