@@ -111,6 +111,41 @@ def test_long_unsplittable_pieces(encodings):
             assert tok.encode_ordinary(text) == enc.encode_ordinary(text), (name, text[:10])
 
 
+def test_long_pieces_of_many_kinds_equal_tiktoken(encodings, shared_data):
+    """Pieces past the short-piece merge (49 bytes up) go to the backtracking encoder: random letters, digits,
+    small alphabets with runs (its dead ends), unspaced scripts from the shared corpora, bytes of emoji."""
+    import random
+
+    rng = random.Random(11)
+    scripts = "".join(path.read_text(encoding="utf-8")
+                      for path in [shared_data / "multilingual/ja/wagahaiwa_nekodearu.txt",
+                                   shared_data / "multilingual/zh/lunyu.json"])
+    assert len(scripts) > 100_000
+    alphabets = ["abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789", "ab", "aab", "abc", "xyz",
+                 "aeiou", "01", "🎉é日", "Ġ\u0120", "ーン"]
+    texts = []
+    for alphabet in alphabets:
+        for length in [49, 50, 64, 100, 333, 1000, 5000]:
+            for _ in range(4):
+                run = rng.choice(alphabet)
+                texts.append("".join(run if rng.random() < 0.3 else rng.choice(alphabet) for _ in range(length)))
+    for _ in range(60):
+        start = rng.randrange(max(1, len(scripts) - 3000))
+        texts.append("".join(c for c in scripts[start:start + rng.choice([60, 400, 3000])] if not c.isspace()))
+    for name in NAMES:
+        tok, enc = encodings[name]
+        assert tok.encode_batch(texts) == enc.encode_ordinary_batch(texts), name
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(text=st.lists(st.sampled_from(["a", "b", "ab", "ba", "aa", "1", "12", "x", "é"]), min_size=30, max_size=400)
+       .map("".join))
+def test_long_pieces_from_few_letters_equal_tiktoken(encodings, text):
+    for name in ("r50k_base", "cl100k_base", "o200k_base"):
+        tok, enc = encodings[name]
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
+
+
 def test_batch_count_and_threads(encodings, shared_data):
     tok, enc = encodings["cl100k_base"]
     texts = [t for _, t in shared_texts(shared_data)[:40]]

@@ -4,6 +4,7 @@
 //! exactly the textbook's "apply each merge in order to the whole word": a pair created by merge r always
 //! contains r's result, so its rank is above r.
 
+mod backtrack;
 mod pair_table;
 pub mod piece;
 

@@ -29,11 +29,13 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 
+use super::backtrack::Backtracker;
 use super::pair_table::PairTable;
 
 const NONE: u32 = u32::MAX;
@@ -86,6 +88,13 @@ pub struct PieceEncoder {
     serial: u64,
     /// Stands for bytes without a token, when the vocabulary has an unknown token.
     unk: Option<u32>,
+    /// Every token's bytes, concatenated (`spelling_ends[id]` ends token `id`'s; specials are empty), kept
+    /// to build `backtracker` on the first long piece (byte-level, merge-order rule only; else empty).
+    spellings: Vec<u8>,
+    spelling_ends: Vec<u32>,
+    /// The encoder of long pieces, when the vocabulary allows it (see `backtrack`). Built on first use: it
+    /// takes ~0.1 s for o200k, which text without long pieces should not pay at load.
+    backtracker: OnceLock<Option<Backtracker>>,
 }
 
 #[derive(Clone, Debug)]
@@ -163,6 +172,8 @@ pub struct Scratch {
     symbols: Vec<Symbol>,
     heap: BinaryHeap<Reverse<(u32, u32)>>,
     pending: Vec<Reverse<(u32, u32)>>,
+    /// The backtracker's dead ends, one bit per position.
+    dead: Vec<u64>,
     serial: u64,
     /// Recent pieces of up to 16 bytes and their ids (whole tokens and short merges; len 0 = empty slot).
     front: Vec<FrontEntry>,
@@ -237,6 +248,14 @@ impl PieceEncoder {
                 matches!((len_of(left), len_of(right), len_of(result)), (Some(l), Some(r), Some(x)) if l + r == x)
             });
         let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        let (mut spellings, mut spelling_ends) = (Vec::new(), Vec::new());
+        if matches!(units, Units::Bytes(_)) && !all_occurrences {
+            spelling_ends.reserve(tokens.len());
+            for t in tokens {
+                spellings.extend_from_slice(t.unwrap_or_default());
+                spelling_ends.push(spellings.len() as u32);
+            }
+        }
         let mut encoder = PieceEncoder {
             units,
             all_occurrences,
@@ -247,6 +266,9 @@ impl PieceEncoder {
             whole: HashTable::new(),
             unk,
             serial,
+            spellings,
+            spelling_ends,
+            backtracker: OnceLock::new(),
         };
         let mut scratch = Scratch::default();
         let mut out = Vec::new();
@@ -258,7 +280,7 @@ impl PieceEncoder {
             }
             out.clear();
             let mut builds_itself = || {
-                encoder.merge_bytes(bytes, NONE, &mut scratch, &mut out).is_ok()
+                encoder.merge_by_rank(bytes, NONE, &mut scratch, &mut out).is_ok()
                     && out.len() == 1
                     && out[0] == id as u32
             };
@@ -388,7 +410,7 @@ impl PieceEncoder {
 
     /// BPE over `bytes` with only the pairs ranked below `limit` (how a tiktoken token's own merge is found).
     pub fn split_below(&self, bytes: &[u8], limit: u32, out: &mut Vec<u32>) {
-        let _ = self.merge_bytes(bytes, limit, &mut Scratch::default(), out);
+        let _ = self.merge_by_rank(bytes, limit, &mut Scratch::default(), out);
     }
 
     /// Rank and result of a pair; NONE if it does not merge or ranks at or above `limit`.
@@ -401,8 +423,49 @@ impl PieceEncoder {
         }
     }
 
-    /// BPE over the bytes of a piece.
+    /// The long-piece encoder, built on first use; None when the vocabulary does not allow it.
+    fn backtracker(&self) -> Option<&Backtracker> {
+        self.backtracker
+            .get_or_init(|| {
+                let Units::Bytes(byte_ids) = &self.units else { return None };
+                if self.spelling_ends.is_empty() {
+                    return None;
+                }
+                let mut start = 0;
+                let tokens: Vec<Option<&[u8]>> = self
+                    .spelling_ends
+                    .iter()
+                    .map(|&end| {
+                        let spelling = &self.spellings[start..end as usize];
+                        start = end as usize;
+                        (!spelling.is_empty()).then_some(spelling)
+                    })
+                    .collect();
+                Backtracker::build(byte_ids, &self.pairs, &tokens)
+            })
+            .as_ref()
+    }
+
+    /// BPE over the bytes of a piece: long ones by the backtracker when the vocabulary allows it, else merged.
     fn merge_bytes(
+        &self,
+        piece: &[u8],
+        limit: u32,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), UnknownByte> {
+        if limit == NONE
+            && piece.len() > LINEAR_LIMIT
+            && let Some(backtracker) = self.backtracker()
+            && backtracker.encode(piece, &mut scratch.dead, out)
+        {
+            return Ok(());
+        }
+        self.merge_by_rank(piece, limit, scratch, out)
+    }
+
+    /// BPE over the bytes of a piece by merging: a linear scan, a heap, or buckets, by length.
+    fn merge_by_rank(
         &self,
         piece: &[u8],
         limit: u32,
@@ -924,6 +987,103 @@ mod tests {
                 assert_eq!(in_place, textbook, "vocabulary {words:?}, text {:?}", String::from_utf8_lossy(&piece));
             }
         }
+    }
+
+    /// A text over `alphabet` with long runs of its first letter (they make long chains of merges and, for the
+    /// backtracker, dead ends).
+    fn random_text(next: &mut impl FnMut(u64) -> u64, alphabet: &[u8], len: usize) -> Vec<u8> {
+        let weight = 1 + next(4);
+        (0..len)
+            .map(|_| if next(weight + 1) != 0 { alphabet[0] } else { alphabet[next(alphabet.len() as u64) as usize] })
+            .collect()
+    }
+
+    /// The backtracker's ids of `text`, and the heap merge's.
+    fn backtracked_and_merged(e: &PieceEncoder, text: &[u8]) -> (Vec<u32>, Vec<u32>) {
+        let backtracker = e.backtracker().expect("the vocabulary meets the backtracker's conditions");
+        let mut backtracked = vec![7]; // after other ids, as in a text of several pieces
+        assert!(backtracker.encode(text, &mut Vec::new(), &mut backtracked), "no encoding found");
+        let mut merged = Vec::new();
+        e.merge_heap_for_test(text, &mut merged);
+        (backtracked[1..].to_vec(), merged)
+    }
+
+    /// Byte-level vocabularies trained on random text over small alphabets (the merge rule, and tiktoken's rule
+    /// on the same tokens): the backtracker gives the merge's ids on random texts, dead ends and all.
+    #[test]
+    fn backtracker_equals_the_merge_on_trained_vocabularies() {
+        use crate::train::{Silent, TrainConfig, train};
+        use crate::vocab::Mode;
+        let mut x: u64 = 3;
+        let mut next = move |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut checked, mut tiktoken_rule_built) = (0, 0);
+        for (round, alphabet) in
+            [&b"ab"[..], b"abc", b"aab", b"abcd", b"0123456789", b"ab c"].iter().cycle().take(24).enumerate()
+        {
+            let words: Vec<(String, u64)> = (0..6)
+                .map(|_| {
+                    let len = 50 + next(400) as usize;
+                    (String::from_utf8(random_text(&mut next, alphabet, len)).unwrap(), 1 + next(3))
+                })
+                .collect();
+            let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            let vocab_size = 256 + 10 + next(120) as usize;
+            let mut config = TrainConfig::for_test(vocab_size, Mode::Byte);
+            config.alphabet = crate::train::Alphabet::All;
+            let vocab = train(&words, &config, &mut Silent).unwrap().vocab;
+            let by_merges = crate::encode::piece_encoder_by_rule(&vocab, false).unwrap();
+            let by_ranks = crate::encode::piece_encoder_by_rule(&vocab, true).unwrap();
+            tiktoken_rule_built += by_ranks.backtracker().is_some() as usize;
+            for e in [Some(&by_merges), by_ranks.backtracker().map(|_| &by_ranks)].into_iter().flatten() {
+                for len in [1usize, 2, 3, 10, 60, 500, 3000] {
+                    for _ in 0..6 {
+                        let text = random_text(&mut next, alphabet, len);
+                        let (backtracked, merged) = backtracked_and_merged(e, &text);
+                        assert_eq!(backtracked, merged, "round {round}, text {:?}", String::from_utf8_lossy(&text));
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            checked > 24 * 42 && tiktoken_rule_built >= 6,
+            "{checked} texts, {tiktoken_rule_built} tiktoken-rule vocabularies"
+        );
+    }
+
+    /// Tokens whose own merge joins a token built later, or merges whose results are out of rank order: no
+    /// backtracker (the merge applies), and the encoder's ids stay right.
+    #[test]
+    fn backtracker_refuses_vocabularies_outside_its_conditions() {
+        let bytes: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let (a, b, c) = (b'a' as u32, b'b' as u32, b'c' as u32);
+        let make = |extra: &[&[u8]], pairs: Vec<(u32, u32, u32, u32)>| {
+            let mut tokens: Vec<Option<&[u8]>> = bytes.iter().map(|t| Some(t.as_slice())).collect();
+            tokens.extend(extra.iter().map(|t| Some(*t)));
+            let mut byte_ids = [NONE; 256];
+            for (i, id) in byte_ids.iter_mut().enumerate() {
+                *id = i as u32;
+            }
+            PieceEncoder::new(Units::Bytes(byte_ids), pairs, &tokens, None, false, false)
+        };
+        // bc = 256 (rank 1), abc = 257 built from (a, bc) at rank 0: its part bc merges after it would.
+        let e = make(&[b"bc", b"abc"], vec![(b, c, 1, 256), (a, 256, 0, 257)]);
+        assert!(e.backtracker().is_none());
+        assert_eq!(encode(&e, &b"abc".repeat(30)), vec![257; 30]);
+        // The same tokens with their results in rank order: accepted.
+        let e = make(&[b"bc", b"abc"], vec![(b, c, 0, 256), (a, 256, 1, 257)]);
+        assert!(e.backtracker().is_some());
+        let (backtracked, merged) = backtracked_and_merged(&e, &b"abcbcab".repeat(20));
+        assert_eq!(backtracked, merged);
+        // Results numbered against their ranks.
+        let e = make(&[b"ab", b"bc"], vec![(a, b, 1, 256), (b, c, 0, 257)]);
+        assert!(e.backtracker().is_none());
+        // A merge whose result does not spell its parts.
+        let e = make(&[b"ab", b"xy"], vec![(a, b, 0, 256), (a, c, 1, 257)]);
+        assert!(e.backtracker().is_none());
     }
 
     #[test]
