@@ -41,6 +41,10 @@ const MAX_IDS: u32 = (1 << 21) - 1;
 struct CanonicalPairs {
     slots: Box<[u64]>,
     shift: u32,
+    /// A bit per hash value (16 per pair), set for the pairs present: most pairs looked up are absent, and this
+    /// answers them from 128 KB (gpt2) instead of a slot in 1 MB (10 MB of random digits, gpt2: 0.48 → 0.35 s).
+    filter: Box<[u64]>,
+    filter_shift: u32,
     /// The pairs of two ids below 256 (the bytes, in the usual vocabularies), by `left * 256 + right`.
     bytes: Box<[u32]>,
 }
@@ -50,9 +54,12 @@ impl CanonicalPairs {
         let n = split.iter().filter(|s| s[0] != NONE).count();
         // At most ~70 % full: probes stay within a cache line or two (8 slots per line).
         let bits = ((n * 10 / 7).max(1).next_power_of_two().trailing_zeros()).max(4);
+        let filter_bits = (n.max(1) * 16).next_power_of_two().trailing_zeros().max(6);
         let mut table = CanonicalPairs {
             slots: vec![u64::MAX; 1 << bits].into_boxed_slice(),
             shift: 64 - bits,
+            filter: vec![0; 1 << (filter_bits - 6)].into_boxed_slice(),
+            filter_shift: 64 - filter_bits,
             bytes: vec![NONE; 256 * 256].into_boxed_slice(),
         };
         for (id, &[left, right]) in split.iter().enumerate() {
@@ -64,6 +71,8 @@ impl CanonicalPairs {
                 continue;
             }
             let key = Self::key(left, right);
+            let bit = table.filter_bit(key);
+            table.filter[bit / 64] |= 1 << (bit % 64);
             let mut i = table.slot(key);
             while table.slots[i] != u64::MAX {
                 i = (i + 1) & (table.slots.len() - 1);
@@ -79,6 +88,11 @@ impl CanonicalPairs {
     }
 
     #[inline]
+    fn filter_bit(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.filter_shift) as usize
+    }
+
+    #[inline]
     fn slot(&self, key: u64) -> usize {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
@@ -90,6 +104,10 @@ impl CanonicalPairs {
             return self.bytes[(left * 256 + right) as usize];
         }
         let key = Self::key(left, right);
+        let bit = self.filter_bit(key);
+        if self.filter[bit / 64] >> (bit % 64) & 1 == 0 {
+            return NONE;
+        }
         let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
         loop {
@@ -366,6 +384,9 @@ impl Backtracker {
         }
         dead.clear();
         dead.resize(n / 64 + 1, 0);
+        // At most a token per byte. Reserved at once: growing by doubling copied and page-faulted the ids of a
+        // 10 MB piece twice over; pages reserved but not written cost nothing.
+        out.reserve(n);
         let is_dead = |dead: &Vec<u64>, p: usize| dead[p / 64] >> (p % 64) & 1 != 0;
         let mut pos = 0;
         let mut candidate = self.longest_match(text, 0);
