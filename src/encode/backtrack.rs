@@ -1,5 +1,5 @@
-//! BPE of a long piece without a merge queue: longest matches, checked pair by pair, backtracking when a
-//! check fails.
+//! BPE of a piece without a merge queue: longest matches, checked pair by pair, backtracking when a check
+//! fails.
 //!
 //! The idea is the one GitHub's `bpe` crate describes; the code and the argument below are ours.
 //!
@@ -17,13 +17,16 @@
 //!    edge of the left token's merge tree and down the left edge of the right one's. Walking both edges from
 //!    the top, always into the side built later, meets every pair that faces the boundary; the two tokens
 //!    stay apart unless one of those pairs merges before either of its symbols merges on its own side (a
-//!    tie goes to the leftmost pair, as in the merge loop).
-//! 3. *Candidates.* The longest token the text starts with comes from a trie (its first two levels sit in a
-//!    dense table); the next ones to try are each token's longest proper prefix that is a token.
+//!    tie goes to the leftmost pair, as in the merge loop). Only a token's own last merge can ever make it
+//!    (by 1.), so only those pairs are looked up; and with ids numbered in rank order (checked at build),
+//!    "built later" and "merges first" are comparisons of ids.
+//! 3. *Candidates.* The longest token the text starts with comes from a trie (a double array: one cache line
+//!    per byte); the next ones to try are each token's longest proper prefix that is a token.
 //!
-//! Cost: a few table lookups per token, no per-byte symbol array and no queue. On 10 MB of random letters
-//! (gpt2, mostly one- and two-byte tokens) this replaces the bucket merge's ~2.4 merges per token, each of
-//! them three pair lookups and a queue push.
+//! Cost: a few table lookups per token, no per-byte symbol array and no queue. 10 MB of random letters in
+//! one piece: 0.37 → 0.19 s (gpt2), 0.50 → 0.23 s (cl100k); random digits (gpt2) 0.52 → 0.33 s, each
+//! against the bucket merge it replaced. Multilingual text, whose unspaced pieces miss the caches: o200k
+//! 23 → ~45 MB/s.
 
 use rayon::prelude::*;
 
