@@ -96,11 +96,11 @@ pub struct PieceEncoder {
     /// Stands for bytes without a token, when the vocabulary has an unknown token.
     unk: Option<u32>,
     /// Every token's bytes, concatenated (`spelling_ends[id]` ends token `id`'s; specials are empty), kept
-    /// to build `backtracker` on the first long piece (byte-level, merge-order rule only; else empty).
+    /// to build `backtracker` (byte-level, merge-order rule only; else empty).
     spellings: Vec<u8>,
     spelling_ends: Vec<u32>,
-    /// The encoder of long pieces, when the vocabulary allows it (see `backtrack`). Built on first use: it
-    /// takes ~0.1 s for o200k, which text without long pieces should not pay at load.
+    /// The encoder of pieces that are not whole tokens, when the vocabulary allows it (see `backtrack`).
+    /// Built by `prepare` (the Python `Tokenizer` does at load) or on first use.
     backtracker: OnceLock<Option<Backtracker>>,
 }
 
@@ -430,7 +430,12 @@ impl PieceEncoder {
         }
     }
 
-    /// The long-piece encoder, built on first use; None when the vocabulary does not allow it.
+    /// Builds the backtracker now rather than on the first piece that needs it.
+    pub fn prepare(&self) {
+        let _ = self.backtracker();
+    }
+
+    /// The backtracker, built on first use; None when the vocabulary does not allow it.
     fn backtracker(&self) -> Option<&Backtracker> {
         self.backtracker
             .get_or_init(|| {
@@ -1059,6 +1064,29 @@ mod tests {
             checked > 24 * 42 && tiktoken_rule_built >= 6,
             "{checked} texts, {tiktoken_rule_built} tiktoken-rule vocabularies"
         );
+    }
+
+    /// A vocabulary trained on a few letters has no token for other bytes: a piece holding one is left to the
+    /// merge, which reports the byte or uses the unknown token, exactly as without the backtracker.
+    #[test]
+    fn pieces_with_bytes_without_a_token_are_merged_instead() {
+        use crate::train::{Silent, TrainConfig, train};
+        use crate::vocab::Mode;
+        let words = [("abcabcaabbcc", 3u64), ("cabbage", 2)];
+        let vocab = train(&words, &TrainConfig::for_test(300, Mode::Byte), &mut Silent).unwrap().vocab;
+        let mut e = crate::encode::piece_encoder_by_rule(&vocab, false).unwrap();
+        let backtracker = e.backtracker().expect("built: every byte that has a token spells it");
+        let piece = b"abcabcaabbccxabcab";
+        assert!(!backtracker.encode(piece, &mut Vec::new(), &mut vec![1, 2]), "no token for x");
+        let unk = e.unk.expect("the trained vocabulary has [UNK]");
+        let mut ids = Vec::new();
+        e.encode(piece, &mut Scratch::default(), &mut ids).unwrap();
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        e.encode(b"abcabcaabbcc", &mut Scratch::default(), &mut left).unwrap();
+        e.encode(b"abcab", &mut Scratch::default(), &mut right).unwrap();
+        assert_eq!(ids, [left, vec![unk], right].concat());
+        e.unk = None;
+        assert_eq!(e.encode(piece, &mut Scratch::default(), &mut Vec::new()), Err(UnknownByte(12)));
     }
 
     /// Tokens whose own merge joins a token built later, or merges whose results are out of rank order: no
