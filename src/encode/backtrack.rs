@@ -132,9 +132,9 @@ pub struct Backtracker {
     split: Vec<[u32; 2]>,
     /// Each token's `[length in bytes, longest proper prefix that is a built token (NONE for a byte)]`.
     len_shorter: Vec<[u32; 2]>,
-    /// Ids are in build order: bytes below this, every merge's result at or above it, and a merge of lower
-    /// rank has a lower result id. (So "built later" and "merges earlier" are id comparisons, with no table
-    /// of ranks to read: the pair check is one pair lookup and one split per step.)
+    /// Ids are in build order: bytes below this, built tokens of two or more bytes at or above it, numbered as
+    /// their own last merges are ranked. (So "built later" and "merges earlier" are id comparisons, with no
+    /// table of ranks to read: the pair check is one pair lookup and one split per step.)
     first_merged: u32,
     /// Each built token's own last merge, as a pair → token table: only those pairs ever merge (see `stay_apart`).
     canonical: CanonicalPairs,
@@ -344,8 +344,9 @@ impl Backtracker {
     }
 
     /// Whether BPE over the bytes of `a` then `b` gives `a`, `b` (both built tokens). `a_is_longest`: `a` is
-    /// the longest token at its position, so no token starts with `a` and one of `b`'s prefixes (every merge
-    /// result is built, so in the trie): those pairs need no lookup (about half of all lookups here).
+    /// the longest built token at its position, so no built token spells `a` and one of `b`'s prefixes — and
+    /// the pairs looked up here only ever make built tokens: those pairs need no lookup (about half of all
+    /// lookups on random letters).
     #[inline]
     fn stay_apart(&self, a: u32, b: u32, a_is_longest: bool) -> bool {
         let (mut x, mut y) = (a, b);
