@@ -401,9 +401,10 @@ impl Backtracker {
         // Whether the last token pushed was the longest match at its position.
         let mut last_is_longest = false;
         loop {
+            let mut end = pos;
             while candidate != NONE {
                 let [len, shorter] = self.len_shorter[candidate as usize];
-                let end = pos + len as usize;
+                end = pos + len as usize;
                 let fits = (end == n || !is_dead(dead, end))
                     && (out.len() == start || self.stay_apart(out[out.len() - 1], candidate, last_is_longest));
                 if fits {
@@ -414,7 +415,7 @@ impl Backtracker {
             if candidate != NONE {
                 out.push(candidate);
                 last_is_longest = candidate == longest;
-                pos += self.len_shorter[candidate as usize][0] as usize;
+                pos = end;
                 if pos == n {
                     return true;
                 }
