@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use crate::encode::apply_merges;
-use crate::encode::piece::{PieceEncoder, Scratch};
+use crate::encode::piece::{PieceEncoder, PieceQueue, Scratch};
 use crate::error::{Error, ErrorKind, Result, py_repr};
 use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
@@ -238,10 +238,22 @@ impl Tokenizer {
             let mut scratch = take_scratch(fast);
             ids.reserve(normalized.len() / 4);
             let mut stopped = None;
+            let mut queue = PieceQueue::default();
             let result = self.pretokenizer.split_into(
                 normalized,
-                EncodeSink { encoder: fast, scratch: &mut scratch, ids: &mut *ids, stopped: &mut stopped },
+                EncodeSink {
+                    encoder: fast,
+                    scratch: &mut scratch,
+                    ids: &mut *ids,
+                    queue: &mut queue,
+                    stopped: &mut stopped,
+                },
             );
+            if stopped.is_none()
+                && let Err((piece, unknown)) = fast.finish_queued(&mut queue, &mut scratch, ids)
+            {
+                stopped = Some((piece, Some(unknown.0)));
+            }
             SCRATCHES.with(|s| s.borrow_mut().push(scratch));
             result?;
             return match stopped {
@@ -399,6 +411,7 @@ struct EncodeSink<'a, 't> {
     encoder: &'a PieceEncoder,
     scratch: &'a mut Scratch,
     ids: &'a mut Vec<u32>,
+    queue: &'a mut PieceQueue<'t>,
     /// The piece encoding stopped at, and the offset in it of a unit without a token (None: too long).
     stopped: &'a mut Option<(&'t str, Option<usize>)>,
 }
@@ -410,11 +423,15 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
             return;
         }
         if piece.len() >= u32::MAX as usize {
-            *self.stopped = Some((piece, None)); // the encoder indexes symbols with u32
+            // The encoder indexes symbols with u32. The pieces before it come first (one may hold an error).
+            *self.stopped = match self.encoder.finish_queued(self.queue, self.scratch, self.ids) {
+                Err((at, unknown)) => Some((at, Some(unknown.0))),
+                Ok(()) => Some((piece, None)),
+            };
             return;
         }
-        if let Err(unknown) = self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids) {
-            *self.stopped = Some((piece, Some(unknown.0)));
+        if let Err((at, unknown)) = self.encoder.encode_queued(piece, self.queue, self.scratch, self.ids) {
+            *self.stopped = Some((at, Some(unknown.0)));
         }
     }
 }
@@ -498,6 +515,25 @@ mod tests {
         let err = tok.encode("hum", &all(&tok, false)).unwrap_err();
         assert!(err.message.contains("'m'") || err.message.contains("\"m\""), "{}", err.message);
         assert!(err.message.contains("character 2"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_first_unknown_character_is_named_wherever_it_falls_in_the_encoders_queue() {
+        // Pieces are encoded a few behind the splitter (its prefetch queue): an error must still name the first
+        // bad character, before and after the queue fills, with other bad ones behind it, and at the very end.
+        let tok = trained(&[("hug", 5), (" hug", 7)], 12, Mode::Char, None);
+        for words in 1..40 {
+            for bad in 0..words {
+                let text: Vec<&str> = (0..words).map(|w| if w == bad { "hum" } else { "hug" }).collect();
+                let text = text.join(" ") + " mug hum";
+                let at = 4 * bad + 2;
+                let err = tok.encode(&text, &all(&tok, false)).unwrap_err();
+                assert!(err.message.contains(&format!("character {at}")), "{words} {bad}: {}", err.message);
+            }
+            let fine: Vec<&str> = vec!["hug"; words];
+            let ids = tok.encode(&fine.join(" "), &all(&tok, false)).unwrap();
+            assert_eq!(ids.len(), words, "every piece encoded, the queued ones too");
+        }
     }
 
     #[test]
