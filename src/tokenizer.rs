@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use crate::encode::apply_merges;
-use crate::encode::piece::{PieceEncoder, PieceQueue, Scratch};
+use crate::encode::piece::{PieceEncoder, Scratch};
 use crate::error::{Error, ErrorKind, Result, py_repr};
 use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
@@ -238,22 +238,10 @@ impl Tokenizer {
             let mut scratch = take_scratch(fast);
             ids.reserve(normalized.len() / 4);
             let mut stopped = None;
-            let mut queue = PieceQueue::default();
             let result = self.pretokenizer.split_into(
                 normalized,
-                EncodeSink {
-                    encoder: fast,
-                    scratch: &mut scratch,
-                    ids: &mut *ids,
-                    queue: &mut queue,
-                    stopped: &mut stopped,
-                },
+                EncodeSink { encoder: fast, scratch: &mut scratch, ids: &mut *ids, stopped: &mut stopped },
             );
-            if stopped.is_none()
-                && let Err((piece, unknown)) = fast.finish_queued(&mut queue, &mut scratch, ids)
-            {
-                stopped = Some((piece, Some(unknown.0)));
-            }
             SCRATCHES.with(|s| s.borrow_mut().push(scratch));
             result?;
             return match stopped {
@@ -384,9 +372,10 @@ impl Tokenizer {
 const SCRATCHES_PER_THREAD: usize = 4;
 
 thread_local! {
-    /// Each thread's scratch (front table, piece cache) for the encoders it ran last, least recent first; kept
-    /// across calls, so that batches of small documents share them. Several, so that alternating tokenizers
-    /// (comparing two on each document) do not clear a 1.3 MB front table on every call.
+    /// Each thread's scratch (front table, seen table, piece cache) for the encoders it ran last, least recent
+    /// first; kept across calls, so that batches of small documents share them. Several, so that alternating
+    /// tokenizers (comparing two on each document) do not clear their tables (a 1 MB front table, a seen table
+    /// of up to 8 MB) on every call.
     static SCRATCHES: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -411,7 +400,6 @@ struct EncodeSink<'a, 't> {
     encoder: &'a PieceEncoder,
     scratch: &'a mut Scratch,
     ids: &'a mut Vec<u32>,
-    queue: &'a mut PieceQueue<'t>,
     /// The piece encoding stopped at, and the offset in it of a unit without a token (None: too long).
     stopped: &'a mut Option<(&'t str, Option<usize>)>,
 }
@@ -423,15 +411,11 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
             return;
         }
         if piece.len() >= u32::MAX as usize {
-            // The encoder indexes symbols with u32. The pieces before it come first (one may hold an error).
-            *self.stopped = match self.encoder.finish_queued(self.queue, self.scratch, self.ids) {
-                Err((at, unknown)) => Some((at, Some(unknown.0))),
-                Ok(()) => Some((piece, None)),
-            };
+            *self.stopped = Some((piece, None)); // the encoder indexes symbols with u32
             return;
         }
-        if let Err((at, unknown)) = self.encoder.encode_queued(piece, self.queue, self.scratch, self.ids) {
-            *self.stopped = Some((at, Some(unknown.0)));
+        if let Err(unknown) = self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids) {
+            *self.stopped = Some((piece, Some(unknown.0)));
         }
     }
 }
@@ -518,9 +502,9 @@ mod tests {
     }
 
     #[test]
-    fn the_first_unknown_character_is_named_wherever_it_falls_in_the_encoders_queue() {
-        // Pieces are encoded a few behind the splitter (its prefetch queue): an error must still name the first
-        // bad character, before and after the queue fills, with other bad ones behind it, and at the very end.
+    fn the_first_unknown_character_is_named_with_others_after_it() {
+        // Encoding stops at the first bad character, wherever it is (first piece, last, or between), and every
+        // piece of a text without one is encoded.
         let tok = trained(&[("hug", 5), (" hug", 7)], 12, Mode::Char, None);
         for words in 1..40 {
             for bad in 0..words {

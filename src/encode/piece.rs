@@ -17,21 +17,22 @@
 //!   shorter pieces packed), which identify any piece of up to 16 bytes — most tokens — so a lookup is two
 //!   integer compares, no `memcmp`, no pointer to a boxed key (perf: those were 10% and 14% of encoding).
 //!   Its hash comes from the same words. In front of it, each thread keeps a direct-mapped table of recent
-//!   pieces (32K slots, 1.3 MB): the big table's cache misses were a third of encoding. With 4096 slots (L2-
-//!   sized) a fifth of English's pieces of two bytes or more still missed it and cost ~225 instructions each
-//!   in the big table and the merge cache; 32K slots encoded 20 MB of English ~10% faster (gpt2, cl100k,
-//!   o200k; interleaved runs), 64K no better. The front table also holds short pieces that merged into up to
-//!   three tokens (rare words repeat), so those skip the byte-keyed cache below (its hashing and `memcmp`
+//!   pieces (32K slots of 32 bytes, 1 MB): the big table's cache misses were a third of encoding. With 4096
+//!   slots (L2-sized) a fifth of English's pieces of two bytes or more still missed it and cost ~225
+//!   instructions each in the big table and the merge cache; 32K slots encoded 20 MB of English ~10% faster
+//!   (gpt2, cl100k, o200k; interleaved runs), 64K no better. The front table also holds short pieces that
+//!   merged into several tokens (rare words repeat), so those skip the byte-keyed cache below (its hashing and `memcmp`
 //!   were 6% of encoding English).
 //! - Behind the front table, each thread's seen table holds every short piece met (up to 128K; 32-byte
 //!   entries, open addressing, one or two cache lines per lookup). 20 MB of English has ~80K distinct
 //!   pieces, so 8% of its pieces missed the front table and each miss then cost the whole-token table and the
 //!   byte-keyed cache (~4 cache misses: control bytes, boxed keys and values): a third of encoding. With the
 //!   seen table, English gained 16% (gpt2, cl100k, o200k; interleaved in one process).
-//! - The pieces reach the encoder 16 behind the splitter (`encode_queued`): a piece's front-table line is
-//!   prefetched when it is cut, and half-way down the queue, if it missed there, its seen-table line. The
-//!   sampled stall on the front table (40% of the splitter's loop) went; English +5–10% (cl100k, o200k; gpt2
-//!   within noise). Prefetching the ints while building Python lists measured no better (left out).
+//! - Pieces that make more than three ids (gpt2's indentation: a token per space) keep theirs in the seen
+//!   table's overflow, so they are front-table hits too (20 MB of Python code, gpt2: +6%).
+//! - Tried and left out: handing pieces to the encoder 16 behind the splitter, to prefetch their front- and
+//!   seen-table lines. o200k English +10%, but gpt2 on Python code −25% and the rest even or worse
+//!   (interleaved in one process); nor did prefetching the ints while building Python lists help.
 //! - Longer pieces that needed merging are remembered per thread (a bounded cache).
 //! - Character-level vocabularies map each character to its id (ASCII by table, others by hash) and keep
 //!   the general path's rule — the lowest-ranked pair merges *at every occurrence*, left to right, before
@@ -49,7 +50,6 @@ use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
 use super::pair_table::PairTable;
-use crate::prefetch;
 
 const NONE: u32 = u32::MAX;
 /// Marks the last position of a symbol longer than one unit in `merge_in_place`'s layout.
@@ -194,14 +194,15 @@ pub struct Scratch {
     serial: u64,
     /// Recent pieces of up to 16 bytes and their ids (whole tokens and short merges; len 0 = empty slot).
     front: Vec<Entry>,
-    /// Every piece of up to 16 bytes seen (up to `SEEN_MOST_SLOTS / 2`) that makes at most `FRONT_IDS` ids.
+    /// Every piece of up to 16 bytes seen (up to `SEEN_MOST_SLOTS / 2`) and its ids.
     seen: Seen,
-    /// Longer pieces that needed merging (and short ones that make more than `FRONT_IDS` ids).
+    /// Longer pieces that needed merging.
     cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
 }
 
-/// A piece of up to 16 bytes (identified by its key: first and last 8 bytes, length) and the at most
-/// `FRONT_IDS` ids it encodes to. 32 bytes, aligned, so that a lookup touches one cache line.
+/// A piece of up to 16 bytes (identified by its key: first and last 8 bytes, length) and the ids it encodes
+/// to: up to `FRONT_IDS` of them here, more in the seen table's `overflow` (`ids[0]` is where they start).
+/// 32 bytes, aligned, so that a lookup touches one cache line.
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
 struct Entry {
@@ -210,11 +211,12 @@ struct Entry {
     ids: [u32; FRONT_IDS],
     /// The piece's length (0: empty slot).
     len: u16,
-    /// How many of `ids` it makes.
+    /// How many ids it makes.
     n: u16,
 }
 
 impl Entry {
+    /// The entry of a piece that makes at most `FRONT_IDS` ids.
     #[inline(always)]
     fn new(key: Key, made: &[u32]) -> Entry {
         let mut ids = [0; FRONT_IDS];
@@ -228,30 +230,7 @@ impl Entry {
     }
 }
 
-/// How many pieces `encode_queued` holds back, so that the front-table line it prefetched for a piece has
-/// arrived when the piece is looked up.
-const QUEUE: usize = 16;
-
-/// The last `QUEUE` pieces given to `encode_queued`, not yet encoded.
-pub struct PieceQueue<'t> {
-    pieces: [Queued<'t>; QUEUE],
-    count: usize,
-}
-
-impl Default for PieceQueue<'_> {
-    fn default() -> Self {
-        PieceQueue { pieces: [Queued { piece: "", key: Key::default(), hash: 0 }; QUEUE], count: 0 }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Queued<'t> {
-    piece: &'t str,
-    key: Key,
-    hash: u64,
-}
-
-/// Most ids a front-table entry holds: a rare word is usually two or three tokens.
+/// Most ids an entry holds itself: a rare word is usually two or three tokens.
 const FRONT_IDS: usize = 3;
 
 /// Slots the seen table starts with, and most it grows to (8 MB); it starts afresh when that is half full.
@@ -265,6 +244,8 @@ const SEEN_MOST_SLOTS: usize = 1 << 18;
 struct Seen {
     slots: Vec<Entry>,
     used: usize,
+    /// The ids of the entries that make more than `FRONT_IDS` (indentation, in gpt2: each space a token).
+    overflow: Vec<u32>,
 }
 
 impl Seen {
@@ -272,13 +253,6 @@ impl Seen {
     #[inline(always)]
     fn start(&self, hash: u64) -> usize {
         (hash >> 32) as usize & (self.slots.len() - 1)
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, hash: u64) {
-        if !self.slots.is_empty() {
-            prefetch(&self.slots[self.start(hash)]);
-        }
     }
 
     #[inline]
@@ -300,14 +274,33 @@ impl Seen {
         }
     }
 
-    /// Adds an entry whose key is not in the table.
+    /// The entry of a piece and the ids it makes (any number of them: more than `FRONT_IDS` go to `overflow`).
+    fn entry(&mut self, key: Key, made: &[u32]) -> Entry {
+        if made.len() <= FRONT_IDS {
+            return Entry::new(key, made);
+        }
+        let at = self.overflow.len() as u32;
+        self.overflow.extend_from_slice(made);
+        Entry { first: key.first, last: key.last, ids: [at, 0, 0], len: key.len as u16, n: made.len() as u16 }
+    }
+
+    /// The ids of an entry made by this table (or a copy of one, in the front table).
+    #[inline(always)]
+    fn ids<'a>(&'a self, entry: &'a Entry) -> &'a [u32] {
+        let n = entry.n as usize;
+        if n <= FRONT_IDS { &entry.ids[..n] } else { &self.overflow[entry.ids[0] as usize..][..n] }
+    }
+
+    /// Whether the table is as full as it may be (the caller starts it afresh, and with it the front table,
+    /// whose entries may point into `overflow`).
+    fn full(&self) -> bool {
+        self.slots.len() >= SEEN_MOST_SLOTS && 2 * (self.used + 1) > self.slots.len()
+    }
+
+    /// Adds an entry whose key is not in the table (which is not `full`).
     fn insert(&mut self, entry: Entry, hash: u64) {
         if 2 * (self.used + 1) > self.slots.len() {
-            if self.slots.len() >= SEEN_MOST_SLOTS {
-                self.clear();
-            } else {
-                self.grow();
-            }
+            self.grow();
         }
         self.place(entry, hash);
         self.used += 1;
@@ -332,6 +325,7 @@ impl Seen {
     }
 
     fn clear(&mut self) {
+        self.overflow.clear();
         self.slots.fill(Entry::default());
         self.used = 0;
     }
@@ -472,54 +466,6 @@ impl PieceEncoder {
         self.encode_keyed(piece, key, key.hash(), scratch, out)
     }
 
-    /// Queues the next piece of a text (after `begin`), and encodes the one `QUEUE` pieces before it, whose
-    /// front-table line was prefetched when it was queued. An error names the piece it stopped at.
-    #[inline(always)]
-    pub fn encode_queued<'t>(
-        &self,
-        piece: &'t str,
-        queue: &mut PieceQueue<'t>,
-        scratch: &mut Scratch,
-        out: &mut Vec<u32>,
-    ) -> Result<(), (&'t str, UnknownByte)> {
-        let key = Key::of(piece.as_bytes());
-        let hash = key.hash();
-        if (2..=16).contains(&piece.len()) {
-            prefetch(&scratch.front[front_slot(hash)]);
-        }
-        if queue.count >= QUEUE / 2 {
-            // Half-way through the queue a piece's front-table line has arrived: if it misses there, its line in
-            // the seen table is asked for too.
-            let middle = &queue.pieces[(queue.count - QUEUE / 2) % QUEUE];
-            if (2..=16).contains(&middle.piece.len()) && !scratch.front[front_slot(middle.hash)].holds(middle.key) {
-                scratch.seen.prefetch(middle.hash);
-            }
-        }
-        let at = queue.count % QUEUE;
-        let oldest = std::mem::replace(&mut queue.pieces[at], Queued { piece, key, hash });
-        queue.count += 1;
-        if queue.count > QUEUE {
-            self.encode_keyed(oldest.piece.as_bytes(), oldest.key, oldest.hash, scratch, out)
-                .map_err(|e| (oldest.piece, e))?;
-        }
-        Ok(())
-    }
-
-    /// Encodes the pieces still queued, in order, and empties the queue.
-    pub fn finish_queued<'t>(
-        &self,
-        queue: &mut PieceQueue<'t>,
-        scratch: &mut Scratch,
-        out: &mut Vec<u32>,
-    ) -> Result<(), (&'t str, UnknownByte)> {
-        let count = std::mem::take(&mut queue.count);
-        for k in count.saturating_sub(QUEUE)..count {
-            let q = queue.pieces[k % QUEUE];
-            self.encode_keyed(q.piece.as_bytes(), q.key, q.hash, scratch, out).map_err(|e| (q.piece, e))?;
-        }
-        Ok(())
-    }
-
     /// `encode_next` with the piece's key and hash. Only the common cases are here — one byte, a piece in the
     /// front table — so that this stays small where it is inlined, in each pre-tokenizer's loop.
     #[inline(always)]
@@ -551,7 +497,7 @@ impl PieceEncoder {
                         out.push(entry.ids[0]);
                         out.push(entry.ids[1]);
                     }
-                    n => out.extend_from_slice(&entry.ids[..n as usize]),
+                    _ => out.extend_from_slice(scratch.seen.ids(entry)),
                 }
                 return Ok(());
             }
@@ -568,7 +514,7 @@ impl PieceEncoder {
     }
 
     /// A piece not in the front table: a piece seen before, a whole token, a cached piece, or merged; then
-    /// remembered in the front table (and the seen table) when it is short and makes few ids.
+    /// remembered in the front table and the seen table when it is short, else in the cache.
     #[inline(never)]
     fn encode_uncommon(
         &self,
@@ -582,7 +528,7 @@ impl PieceEncoder {
         let short = (1..=16).contains(&piece.len());
         let slot = front_slot(hash);
         if short && let Some(&entry) = scratch.seen.get(key, hash) {
-            out.extend_from_slice(&entry.ids[..entry.n as usize]);
+            out.extend_from_slice(scratch.seen.ids(&entry));
             scratch.front[slot] = entry;
             return Ok(());
         }
@@ -593,16 +539,19 @@ impl PieceEncoder {
             out.extend_from_slice(ids);
         } else {
             self.merge_bytes(piece, scratch, out)?;
-            if piece.len() <= CACHED_PIECE_LIMIT && !(short && out.len() - start <= FRONT_IDS) {
+            if !short && piece.len() <= CACHED_PIECE_LIMIT {
                 if scratch.cache.len() >= CACHE_LIMIT {
                     scratch.cache.clear();
                 }
                 scratch.cache.insert(piece.into(), out[start..].into());
             }
         }
-        let made = &out[start..];
-        if short && made.len() <= FRONT_IDS {
-            let entry = Entry::new(key, made);
+        if short {
+            if scratch.seen.full() {
+                scratch.seen.clear();
+                scratch.front.fill(Entry::default());
+            }
+            let entry = scratch.seen.entry(key, &out[start..]);
             scratch.front[slot] = entry;
             scratch.seen.insert(entry, hash);
         }
@@ -1328,26 +1277,31 @@ mod tests {
     }
 
     #[test]
-    fn the_seen_table_finds_what_it_holds_as_it_grows_and_starts_afresh_when_full() {
+    fn the_seen_table_finds_what_it_holds_as_it_grows_until_full() {
         let key = |k: u64| Key::of(format!("piece{k}").as_bytes());
+        // Some pieces make more ids than an entry holds (up to 16, one per byte).
+        let made = |k: u64| -> Vec<u32> { (0..1 + k % 16).map(|i| (k * 31 + i) as u32).collect() };
         let mut seen = Seen::default();
         assert!(seen.get(key(0), key(0).hash()).is_none());
-        let most = SEEN_MOST_SLOTS as u64 / 2;
-        for k in 0..most {
-            seen.insert(Entry::new(key(k), &[k as u32, 7]), key(k).hash());
+        let mut k = 0;
+        while !seen.full() {
+            let entry = seen.entry(key(k), &made(k));
+            seen.insert(entry, key(k).hash());
             if k % 4099 == 0 {
                 for j in (0..=k).step_by(97) {
                     let entry = seen.get(key(j), key(j).hash()).expect("held");
-                    assert_eq!((entry.ids[0], entry.ids[1], entry.n), (j as u32, 7, 2));
+                    assert_eq!(seen.ids(entry), made(j), "piece {j} after {k}");
                 }
                 assert!(seen.get(key(k + 1), key(k + 1).hash()).is_none());
             }
+            k += 1;
         }
-        assert_eq!(seen.slots.len(), SEEN_MOST_SLOTS);
-        seen.insert(Entry::new(key(most), &[1]), key(most).hash());
-        assert_eq!(seen.used, 1, "full: started afresh");
-        assert!(seen.get(key(0), key(0).hash()).is_none());
-        assert_eq!(seen.get(key(most), key(most).hash()).map(|e| e.n), Some(1));
+        assert_eq!((seen.slots.len(), k as usize), (SEEN_MOST_SLOTS, SEEN_MOST_SLOTS / 2));
+        seen.clear();
+        assert!(seen.get(key(0), key(0).hash()).is_none() && seen.overflow.is_empty());
+        let entry = seen.entry(key(5), &made(5));
+        seen.insert(entry, key(5).hash());
+        assert_eq!(seen.ids(seen.get(key(5), key(5).hash()).unwrap()), made(5));
     }
 
     #[test]
