@@ -21,8 +21,8 @@
 //!   slots (L2-sized) a fifth of English's pieces of two bytes or more still missed it and cost ~225
 //!   instructions each in the big table and the merge cache; 32K slots encoded 20 MB of English ~10% faster
 //!   (gpt2, cl100k, o200k; interleaved runs), 64K no better. The front table also holds short pieces that
-//!   merged into several tokens (rare words repeat), so those skip the byte-keyed cache below (its hashing and `memcmp`
-//!   were 6% of encoding English).
+//!   merged into several tokens (rare words repeat), so those skip the byte-keyed cache below (its hashing
+//!   and `memcmp` were 6% of encoding English).
 //! - Behind the front table, each thread's seen table holds every short piece met (up to 128K; 32-byte
 //!   entries, open addressing, one or two cache lines per lookup). 20 MB of English has ~80K distinct
 //!   pieces, so 8% of its pieces missed the front table and each miss then cost the whole-token table and the
@@ -192,7 +192,7 @@ pub struct Scratch {
     /// The backtracker's dead ends, one bit per position.
     dead: Vec<u64>,
     serial: u64,
-    /// Recent pieces of up to 16 bytes and their ids (whole tokens and short merges; len 0 = empty slot).
+    /// Recent pieces of up to 16 bytes and their ids (copies of seen-table entries; len 0 = empty slot).
     front: Vec<Entry>,
     /// Every piece of up to 16 bytes seen (up to `SEEN_MOST_SLOTS / 2`) and its ids.
     seen: Seen,
@@ -216,14 +216,6 @@ struct Entry {
 }
 
 impl Entry {
-    /// The entry of a piece that makes at most `FRONT_IDS` ids.
-    #[inline(always)]
-    fn new(key: Key, made: &[u32]) -> Entry {
-        let mut ids = [0; FRONT_IDS];
-        ids[..made.len()].copy_from_slice(made);
-        Entry { first: key.first, last: key.last, ids, len: key.len as u16, n: made.len() as u16 }
-    }
-
     #[inline(always)]
     fn holds(&self, key: Key) -> bool {
         self.first == key.first && self.last == key.last && self.len as u64 == key.len
@@ -276,12 +268,14 @@ impl Seen {
 
     /// The entry of a piece and the ids it makes (any number of them: more than `FRONT_IDS` go to `overflow`).
     fn entry(&mut self, key: Key, made: &[u32]) -> Entry {
+        let mut ids = [0; FRONT_IDS];
         if made.len() <= FRONT_IDS {
-            return Entry::new(key, made);
+            ids[..made.len()].copy_from_slice(made);
+        } else {
+            ids[0] = self.overflow.len() as u32;
+            self.overflow.extend_from_slice(made);
         }
-        let at = self.overflow.len() as u32;
-        self.overflow.extend_from_slice(made);
-        Entry { first: key.first, last: key.last, ids: [at, 0, 0], len: key.len as u16, n: made.len() as u16 }
+        Entry { first: key.first, last: key.last, ids, len: key.len as u16, n: made.len() as u16 }
     }
 
     /// The ids of an entry made by this table (or a copy of one, in the front table).
@@ -460,23 +454,10 @@ impl PieceEncoder {
     }
 
     /// `encode` for the next piece of a text, after `begin` with this `scratch` (and no other encoder since).
+    /// Only the common cases are here — one byte, a piece in the front table — so that this stays small where
+    /// it is inlined, in each pre-tokenizer's loop.
     #[inline(always)]
     pub fn encode_next(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
-        let key = Key::of(piece);
-        self.encode_keyed(piece, key, key.hash(), scratch, out)
-    }
-
-    /// `encode_next` with the piece's key and hash. Only the common cases are here — one byte, a piece in the
-    /// front table — so that this stays small where it is inlined, in each pre-tokenizer's loop.
-    #[inline(always)]
-    fn encode_keyed(
-        &self,
-        piece: &[u8],
-        key: Key,
-        hash: u64,
-        scratch: &mut Scratch,
-        out: &mut Vec<u32>,
-    ) -> Result<(), UnknownByte> {
         debug_assert!(self.owns(scratch), "encode_next without begin");
         if piece.len() == 1 {
             return match self.units.single(piece[0]) {
@@ -487,6 +468,8 @@ impl PieceEncoder {
                 }
             };
         }
+        let key = Key::of(piece);
+        let hash = key.hash();
         if piece.len() <= 16 {
             let entry = &scratch.front[front_slot(hash)];
             if entry.holds(key) {
@@ -1320,8 +1303,9 @@ mod tests {
             b"acb",
             b"a\0",
         ];
+        let mut seen = Seen::default();
         for (i, p) in pieces.iter().enumerate() {
-            let entry = Entry::new(Key::of(p), &[i as u32]);
+            let entry = seen.entry(Key::of(p), &[i as u32]);
             for (j, q) in pieces.iter().enumerate() {
                 assert_eq!(entry.holds(Key::of(q)), i == j, "{:?} {:?}", p, q);
             }
