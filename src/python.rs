@@ -3,6 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -337,10 +338,11 @@ fn train_counts(
     })
 }
 
+/// Texts per chunk of a parallel `encode_batch` (a few hundred KB of typical documents).
+const BATCH_CHUNK: usize = 64;
+
 /// The thread pool for batch encoding with `threads` threads (0: every core), made once and kept: its
 /// threads keep their piece caches warm from one batch to the next.
-/// Texts per task of a pipelined `encode_batch` (a few hundred KB of typical documents).
-const BATCH_CHUNK: usize = 64;
 
 fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
     static POOLS: Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
@@ -410,12 +412,6 @@ impl CoreTokenizer {
         Ok(SpecialPolicy { allowed, disallowed })
     }
 
-    /// Encodes texts in the current rayon pool (in parallel when it has threads).
-    fn encode_all(&self, texts: &[&str], policy: &SpecialPolicy) -> Result<Vec<Vec<u32>>, Error> {
-        use rayon::prelude::*;
-        texts.par_iter().map(|t| self.inner.encode(t, policy)).collect()
-    }
-
     /// One Python int per id, made on first use.
     fn id_objects(&self, py: Python<'_>) -> &[Py<PyAny>] {
         self.id_objects.get_or_init(|| {
@@ -482,59 +478,115 @@ impl CoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
         let texts = borrow_texts(&texts)?;
+        let threads = if threads == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { threads };
+        // Pipelined: `threads - 1` pool threads and this one take chunks of texts in turn, and this thread, which
+        // holds the GIL, also turns finished chunks into lists, in order. Building the lists is a fifth of the
+        // work and needs the GIL: done after encoding it capped two threads at ~1.3x one thread, and done while a
+        // full pool encoded it made three busy threads on two cores (~1.2x).
+        // Chunks: one thread takes longer ones (its encoder's tables stay in cache while it encodes, then the
+        // lists' ints do; 512 texts was ~10% faster than 64), several take short ones, at least four each, so
+        // that none waits long for the last.
+        let chunk = if threads == 1 { 8 * BATCH_CHUNK } else { (texts.len() / (4 * threads)).clamp(1, BATCH_CHUNK) };
+        let chunks: Vec<&[&str]> = texts.chunks(chunk).collect();
+        let claimed = AtomicUsize::new(0);
+        // Set when a chunk fails or Ctrl-C is pressed: no chunk is claimed after that, and a claimed chunk is
+        // always encoded, so every chunk before the first failing one is encoded and the error reported is the
+        // first in text order, as when encoding one text after another.
+        let failed = AtomicBool::new(false);
+        let claim = || {
+            if failed.load(Ordering::Relaxed) {
+                return None;
+            }
+            let k = claimed.fetch_add(1, Ordering::Relaxed);
+            (k < chunks.len()).then_some(k)
+        };
+        let encode_chunk = |k: usize| {
+            let result = guarded(|| self.inner.encode_concatenated(chunks[k], &policy));
+            if result.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            result
+        };
+        type Encoded = PyResult<(Vec<u32>, Vec<usize>)>;
+        let (sender, receiver) = std::sync::mpsc::channel::<(usize, Encoded)>();
         let mut lists: Vec<Bound<'py, PyList>> = Vec::with_capacity(texts.len());
-        if threads == 1 || texts.len() < 2 * BATCH_CHUNK {
-            let batches =
-                py.detach(|| guarded(|| encoding_pool(threads)?.install(|| self.encode_all(&texts, &policy))))?;
-            for ids in &batches {
-                lists.push(self.id_list(py, ids)?);
-            }
-            return PyList::new(py, lists);
-        }
-        // The pool encodes chunks of texts while this thread (holding the GIL) turns finished chunks into
-        // lists, in order: building the lists is a sixth of the work and needs the GIL, so done after
-        // encoding it capped two threads at ~1.3x one thread.
-        let pool = encoding_pool(threads).map_err(to_py)?;
-        let (sender, mut receiver) = std::sync::mpsc::channel::<(usize, PyResult<Vec<Vec<u32>>>)>();
         let mut failure = None;
-        pool.in_place_scope_fifo(|scope| {
-            for (k, chunk) in texts.chunks(BATCH_CHUNK).enumerate() {
-                let sender = sender.clone();
-                let policy = &policy;
-                scope.spawn_fifo(move |_| {
-                    let _ = sender.send((k, guarded(|| chunk.iter().map(|t| self.inner.encode(t, policy)).collect())));
-                });
-            }
-            drop(sender);
-            let mut waiting = std::collections::BTreeMap::new();
+        // This thread's part: lists from finished chunks, in order; else a chunk to encode; else wait.
+        let mut pump = |mut receiver: std::sync::mpsc::Receiver<(usize, Encoded)>| {
+            let mut waiting = std::collections::BTreeMap::<usize, Encoded>::new();
             let mut next = 0;
-            loop {
-                let (back, message) = py.detach(move || {
-                    let message = receiver.recv();
-                    (receiver, message)
-                });
-                receiver = back;
-                let Ok((k, result)) = message else { break };
-                waiting.insert(k, result);
-                while let Some(result) = waiting.remove(&next) {
+            while next < chunks.len() {
+                while let Ok((k, result)) = receiver.try_recv() {
+                    waiting.insert(k, result);
+                }
+                if let Some(result) = waiting.remove(&next) {
                     next += 1;
                     match result {
-                        Ok(batches) if failure.is_none() => {
-                            for ids in &batches {
-                                match self.id_list(py, ids) {
+                        Ok((ids, ends)) if failure.is_none() => {
+                            let mut start = 0;
+                            for end in ends {
+                                match self.id_list(py, &ids[start..end]) {
                                     Ok(list) => lists.push(list),
                                     Err(e) => failure = Some(e),
                                 }
+                                start = end;
+                            }
+                            if let Err(e) = py.check_signals() {
+                                failed.store(true, Ordering::Relaxed);
+                                failure = Some(e);
                             }
                         }
                         Ok(_) => {}
                         Err(e) => failure = failure.take().or(Some(e)),
                     }
+                } else if let Some(k) = claim() {
+                    waiting.insert(k, py.detach(|| encode_chunk(k)));
+                } else {
+                    // Every chunk is taken and the next one is still with a helper: wait for it.
+                    let (back, message) = py.detach(move || {
+                        let message = receiver.recv();
+                        (receiver, message)
+                    });
+                    receiver = back;
+                    match message {
+                        Ok((k, result)) => {
+                            waiting.insert(k, result);
+                        }
+                        // Every helper has stopped: the chunks left were never claimed, after a failure.
+                        Err(_) => break,
+                    }
                 }
             }
-        });
+        };
+        if threads == 1 {
+            drop(sender);
+            pump(receiver);
+        } else {
+            let helpers = encoding_pool(threads - 1).map_err(to_py)?;
+            helpers.in_place_scope(|scope| {
+                for _ in 1..threads {
+                    let sender = sender.clone();
+                    let (claim, encode_chunk) = (&claim, &encode_chunk);
+                    scope.spawn(move |_| {
+                        while let Some(k) = claim() {
+                            if sender.send((k, encode_chunk(k))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(sender);
+                pump(receiver);
+            });
+        }
         match failure {
             Some(e) => Err(e),
+            None if lists.len() != texts.len() => Err(PyRuntimeError::new_err(format!(
+                "internal error in bytepair's core (encode_batch made {} lists for {} texts); this is a bug — \
+                 please report it",
+                lists.len(),
+                texts.len()
+            ))),
             None => PyList::new(py, lists),
         }
     }

@@ -49,6 +49,27 @@ impl Tokenizer {
 
     /// Encodes `text` to ids.
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
+        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_append(text, policy, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// Encodes texts one after another into one list of ids: `ends[i]` is where the ids of `texts[i]` end. For
+    /// batches: one allocation a chunk of texts rather than one a text (a vector a text, freed by another
+    /// thread, was page faults on every batch).
+    pub fn encode_concatenated(&self, texts: &[&str], policy: &SpecialPolicy) -> Result<(Vec<u32>, Vec<usize>)> {
+        let bytes: usize = texts.iter().map(|t| t.len()).sum();
+        let mut ids = Vec::with_capacity(bytes / 3 + 1);
+        let mut ends = Vec::with_capacity(texts.len());
+        for text in texts {
+            self.encode_append(text, policy, &mut ids)?;
+            ends.push(ids.len());
+        }
+        Ok((ids, ends))
+    }
+
+    /// Appends the ids of `text` to `ids` (on an error, some may have been appended).
+    fn encode_append(&self, text: &str, policy: &SpecialPolicy, ids: &mut Vec<u32>) -> Result<()> {
         let tokens = self.specials.tokens();
         for (i, token) in tokens.iter().enumerate() {
             if policy.disallowed[i]
@@ -64,10 +85,9 @@ impl Tokenizer {
                 )));
             }
         }
-        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
         let allowed = policy.allowed.iter().filter(|a| **a).count();
         if allowed == 0 {
-            self.encode_ordinary_into(text, text, &mut ids)?;
+            self.encode_ordinary_into(text, text, ids)?;
         } else {
             let subset;
             let matcher = if allowed == tokens.len() {
@@ -79,14 +99,14 @@ impl Tokenizer {
                 &subset
             };
             matcher.segments(text, |segment| match segment {
-                Segment::Text(part) => self.encode_ordinary_into(part, text, &mut ids),
+                Segment::Text(part) => self.encode_ordinary_into(part, text, ids),
                 Segment::Special(i) => {
                     ids.push(self.vocab.by_display[&matcher.tokens()[i]]);
                     Ok(())
                 }
             })?;
         }
-        Ok(ids)
+        Ok(())
     }
 
     /// Ids and each token's (start, end) in `text`, in bytes or (`chars`) characters. A token that starts or

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -155,15 +156,22 @@ def test_batch_count_and_threads(encodings, shared_data):
     assert [tok.count(t, disallowed_special=()) for t in texts] == [len(w) for w in want]
     with pytest.raises(ValueError, match="allowed_special"):
         tok.encode_batch(["fine", "not <|endoftext|> fine"])
-    # Enough texts for the pipelined path (chunks encoded by the pool while lists are built): order kept.
+    # Many chunks, encoded by this thread and the pool's while this one builds the lists: order kept, with
+    # more threads than cores too, and for batches smaller than a chunk.
     lines = [line for t in texts for line in t.splitlines()][:3000]
     assert len(lines) > 1000
     want = [enc.encode_ordinary(t) for t in lines]
-    for threads in (None, 1, 2):
-        assert tok.encode_batch(lines, disallowed_special=(), threads=threads) == want
-    bad = lines[:900] + ["not <|endoftext|> fine"] + lines[900:]
-    with pytest.raises(ValueError, match="allowed_special"):
-        tok.encode_batch(bad, threads=2)
+    for threads in (None, 1, 2, 3):
+        assert tok.encode_batch(lines, disallowed_special=(), threads=threads) == want, threads
+        for n in (0, 1, 2, 5, 9):
+            assert tok.encode_batch(lines[:n], disallowed_special=(), threads=threads) == want[:n], (threads, n)
+    # The error is the first bad text's, whichever chunk or thread meets a bad text first.
+    for first, second in (("<|endoftext|>", "<|fim_prefix|>"), ("<|fim_prefix|>", "<|endoftext|>")):
+        bad = list(lines)
+        bad[700], bad[2900] = f"not {first} fine", f"not {second} fine"
+        for threads in (1, 2, 3):
+            with pytest.raises(ValueError, match=f"special token '{re.escape(first)}'.*allowed_special"):
+                tok.encode_batch(bad, threads=threads)
 
 
 def test_special_tokens_follow_tiktoken(encodings):

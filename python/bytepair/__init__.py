@@ -102,7 +102,8 @@ class Tokenizer:
         disallowed_special: Literal["all"] | Collection[str] = "all",
         threads: int | None = None,
     ) -> list[list[int]]:
-        """Token ids of each text, encoded in parallel (threads=None: every core), in the order given.
+        """Token ids of each text, encoded in parallel (threads=None: every core; the calling thread is one of
+        them, and it builds the lists), in the order given. Ctrl-C stops it between chunks of texts.
 
         >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
         >>> tok.encode_batch(["low", "lower"]) == [tok.encode("low"), tok.encode("lower")]
