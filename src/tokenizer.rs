@@ -71,19 +71,24 @@ impl Tokenizer {
     /// Appends the ids of `text` to `ids` (on an error, some may have been appended).
     fn encode_append(&self, text: &str, policy: &SpecialPolicy, ids: &mut Vec<u32>) -> Result<()> {
         let tokens = self.specials.tokens();
-        for (i, token) in tokens.iter().enumerate() {
-            if policy.disallowed[i]
-                && !policy.allowed[i]
-                && let Some(at) = text.find(token.as_str())
-            {
-                return Err(Error::value(format!(
-                    "the text contains the special token {token} (at character {}), which is disallowed. \
-                         To encode it as the special token, pass allowed_special={{{token}}} (or \"all\"); to \
-                         encode it as ordinary text, pass disallowed_special=() (or use encode_ordinary)",
-                    char_position(text, at),
-                    token = py_repr(token)
-                )));
-            }
+        let forbidden = |i: usize| policy.disallowed[i] && !policy.allowed[i];
+        let found = if (0..tokens.len()).all(forbidden) {
+            self.specials.find_first(text)
+        } else {
+            // Some allowed or not checked: each forbidden one on its own (a match of another may overlap it).
+            (0..tokens.len())
+                .filter(|&i| forbidden(i))
+                .filter_map(|i| Some((i, text.find(tokens[i].as_str())?)))
+                .min_by_key(|&(_, at)| at)
+        };
+        if let Some((i, at)) = found {
+            return Err(Error::value(format!(
+                "the text contains the special token {token} (at character {}), which is disallowed. \
+                     To encode it as the special token, pass allowed_special={{{token}}} (or \"all\"); to \
+                     encode it as ordinary text, pass disallowed_special=() (or use encode_ordinary)",
+                char_position(text, at),
+                token = py_repr(&tokens[i])
+            )));
         }
         let allowed = policy.allowed.iter().filter(|a| **a).count();
         if allowed == 0 {

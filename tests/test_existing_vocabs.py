@@ -184,6 +184,19 @@ def test_special_tokens_follow_tiktoken(encodings):
         tok.encode(text)
 
 
+def test_the_disallowed_special_token_named_is_the_first_in_the_text_as_in_tiktoken(encodings):
+    tok, enc = encodings["cl100k_base"]
+    text = "a <|fim_suffix|> b <|endoftext|> c <|fim_prefix|>"
+    for allowed in (set(), {"<|fim_middle|>"}, {"<|fim_suffix|>"}):
+        with pytest.raises(ValueError) as ours:
+            tok.encode(text, allowed_special=allowed)
+        with pytest.raises(ValueError) as theirs:
+            enc.encode(text, allowed_special=allowed)
+        named = re.search(r"'(<\|\w+\|>)'", str(theirs.value)).group(1)
+        assert named == ("<|fim_suffix|>" if not allowed & {"<|fim_suffix|>"} else "<|endoftext|>")
+        assert f"special token '{named}' (at character {text.index(named)})" in str(ours.value), allowed
+
+
 def test_unused_ids_and_out_of_range_ids_are_clear_errors(encodings):
     tok, _ = encodings["cl100k_base"]
     with pytest.raises(ValueError, match="100256 .*unused"):

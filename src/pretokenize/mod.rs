@@ -238,6 +238,13 @@ impl SpecialMatcher {
         &self.tokens
     }
 
+    /// The first special token in `text`: (its index, its byte offset). One pass for all of them (finding
+    /// each in turn was five passes over every text for cl100k, a fifth of `encode`'s time on English).
+    pub fn find_first(&self, text: &str) -> Option<(usize, usize)> {
+        let m = self.automaton.as_ref()?.find(text)?;
+        Some((m.pattern().as_usize(), m.start()))
+    }
+
     /// Calls `f` on the ordinary-text parts and the special tokens of `text`, in order.
     pub fn segments<'t>(&self, text: &'t str, mut f: impl FnMut(Segment<'t>) -> Result<()>) -> Result<()> {
         let Some(ac) = &self.automaton else {
