@@ -527,13 +527,20 @@ impl CoreTokenizer {
                             for end in ends {
                                 match self.id_list(py, &ids[start..end]) {
                                     Ok(list) => lists.push(list),
-                                    Err(e) => failure = Some(e),
+                                    Err(e) => {
+                                        failure = Some(e);
+                                        break;
+                                    }
                                 }
                                 start = end;
                             }
-                            if let Err(e) = py.check_signals() {
-                                failed.store(true, Ordering::Relaxed);
+                            if failure.is_none()
+                                && let Err(e) = py.check_signals()
+                            {
                                 failure = Some(e);
+                            }
+                            if failure.is_some() {
+                                failed.store(true, Ordering::Relaxed);
                             }
                         }
                         Ok(_) => {}

@@ -192,7 +192,9 @@ def test_the_disallowed_special_token_named_is_the_first_in_the_text_as_in_tikto
             tok.encode(text, allowed_special=allowed)
         with pytest.raises(ValueError) as theirs:
             enc.encode(text, allowed_special=allowed)
-        named = re.search(r"'(<\|\w+\|>)'", str(theirs.value)).group(1)
+        found = re.search(r"'(<\|\w+\|>)'", str(theirs.value))
+        assert found is not None, theirs.value
+        named = found.group(1)
         assert named == ("<|fim_suffix|>" if not allowed & {"<|fim_suffix|>"} else "<|endoftext|>")
         assert f"special token '{named}' (at character {text.index(named)})" in str(ours.value), allowed
 
