@@ -215,15 +215,15 @@ impl Tokenizer {
         }
         let ours = self.fast.get_or_init(|| crate::encode::piece_encoder(v)).as_ref().expect("byte-level");
         let theirs = crate::encode::piece_encoder_by_rule(v, true).expect("byte-level");
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut a, mut b, mut scratch) = (Vec::new(), Vec::new(), Scratch::default());
         for (id, token) in v.tokens.iter().enumerate() {
             if token.special || token.bytes.len() < 2 {
                 continue;
             }
             a.clear();
             b.clear();
-            ours.split_below(&token.bytes, u32::MAX, &mut a);
-            theirs.split_below(&token.bytes, id as u32, &mut b);
+            ours.split_below(&token.bytes, u32::MAX, &mut scratch, &mut a);
+            theirs.split_below(&token.bytes, id as u32, &mut scratch, &mut b);
             if a != [id as u32] || b.len() != 2 {
                 return Err(Error::value(format!(
                     "token {id} ({}) is not what BPE makes of its own bytes, so tiktoken (which keeps such a piece \
@@ -240,6 +240,12 @@ impl Tokenizer {
     pub fn count(&self, text: &str, policy: &SpecialPolicy) -> Result<usize> {
         // Splitting and merging dominate; keeping ids in a reused buffer costs little, so count = encode's length.
         Ok(self.encode(text, policy)?.len())
+    }
+
+    /// Takes `encoder` as this tokenizer's piece encoder, if none is built yet: it must be what
+    /// `encode::piece_encoder` makes of this vocabulary (as `tiktoken_vocab_and_encoder` returns it).
+    pub fn adopt_piece_encoder(&self, encoder: PieceEncoder) {
+        let _ = self.fast.set(Some(encoder));
     }
 
     /// Builds the fast piece encoder now instead of on the first encode: 25–200 ms for the OpenAI vocabularies

@@ -88,6 +88,15 @@ def test_gpt2_files_equal_hf_tokenizer_json(shared_data):
         assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids, label
 
 
+def test_merges_derived_from_a_rank_file_are_gpt2s_merges_txt(encodings, shared_data):
+    """r50k_base's merges, derived from its ranks (each token's two parts, found on all cores), are GPT-2's
+    merges.txt, in order."""
+    tok, _ = encodings["r50k_base"]
+    gpt2 = bytepair.Tokenizer.from_gpt2(shared_data / "gpt2/vocab.json", shared_data / "gpt2/merges.txt")
+    assert len(tok.merges) == 50_000
+    assert tok.merges == gpt2.merges
+
+
 @settings(max_examples=examples(300), deadline=None)
 @given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
        | st.lists(st.sampled_from(["a", "ab", " ", "  ", "\n", "'s", "1234", "é", "🎉", "\r\n", "-", "ſ"]),

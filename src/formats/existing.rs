@@ -8,6 +8,7 @@
 use base64::Engine;
 use rustc_hash::FxHashMap;
 
+use crate::encode::piece::{PieceEncoder, Scratch};
 use crate::error::{Error, Result, py_repr};
 use crate::vocab::{Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
 
@@ -128,27 +129,48 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
 /// A vocabulary from tiktoken ranks. Merges are derived (each multi-byte token is the two parts that BPE
 /// over the lower ranks leaves of its bytes) for display and saving; encoding follows tiktoken's own rule.
 pub fn vocab_from_tiktoken(source: &str, ranks: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
+    tiktoken_vocab_and_encoder(source, ranks, specials).map(|(vocab, _)| vocab)
+}
+
+/// `vocab_from_tiktoken`, with the piece encoder it builds to derive the merges: the same one a tokenizer of
+/// this vocabulary encodes with (`Tokenizer::adopt_piece_encoder`), so loading builds it once.
+pub fn tiktoken_vocab_and_encoder(
+    source: &str,
+    ranks: Vec<(Vec<u8>, u32)>,
+    specials: &[(String, u32)],
+) -> Result<(Vocab, PieceEncoder)> {
+    use rayon::prelude::*;
     let mut vocab = layout(source, ranks, specials)?;
     vocab.rank_by_bytes = true;
     let encoder = crate::encode::piece_encoder(&vocab).ok_or_else(|| {
         Error::value(format!("{}: a tiktoken vocabulary must have a token for each of the 256 bytes", py_repr(source)))
     })?;
-    let mut parts = Vec::new();
-    // Ids are ranks: walking them in order derives the merges in rank order.
-    for id in 0..vocab.tokens.len() as u32 {
-        let token = &vocab.tokens[id as usize];
-        if token.special || token.bytes.len() < 2 {
-            continue;
-        }
-        parts.clear();
-        encoder.split_below(&token.bytes, id, &mut parts);
-        if let [left, right] = parts[..] {
-            let rank = vocab.merges.len() as u32;
-            vocab.merges.push(Merge { left, right, result: id });
-            vocab.merge_rank.insert((left, right), (rank, id));
-        }
+    // Each token's two parts, on all cores (o200k: 200 K merges); then, in id order (ids are ranks), the merges.
+    let parts: Vec<Option<(u32, u32)>> = vocab
+        .tokens
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (Scratch::default(), Vec::new()),
+            |(scratch, parts), (id, token)| {
+                if token.special || token.bytes.len() < 2 {
+                    return None;
+                }
+                parts.clear();
+                encoder.split_below(&token.bytes, id as u32, scratch, parts);
+                match parts[..] {
+                    [left, right] => Some((left, right)),
+                    _ => None,
+                }
+            },
+        )
+        .collect();
+    for (id, (left, right)) in parts.into_iter().enumerate().filter_map(|(id, p)| Some((id as u32, p?))) {
+        let rank = vocab.merges.len() as u32;
+        vocab.merges.push(Merge { left, right, result: id });
+        vocab.merge_rank.insert((left, right), (rank, id));
     }
-    Ok(vocab)
+    Ok((vocab, encoder))
 }
 
 /// A vocabulary from GPT-2's `encoder.json` / HF's `vocab.json` and `merges.txt`.
