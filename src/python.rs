@@ -783,6 +783,10 @@ impl CoreTokenizer {
     }
 
     /// Display string of every token, by id.
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab.tokens.len()
+    }
+
     fn token_strings(&self) -> Vec<String> {
         self.inner.vocab.tokens.iter().map(|t| t.display.clone()).collect()
     }

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import glob as _glob
 import json
@@ -54,8 +55,7 @@ class Tokenizer:
 
     def __init__(self, core: _core.CoreTokenizer) -> None:
         self._core = core
-        self._strings: list[str] = core.token_strings()
-        self._ids: dict[str, int] = {s: i for i, s in enumerate(self._strings) if s}  # "" = an unused id
+        self._size: int = core.vocab_size()
         self._specials: list[str] = core.special_tokens()
         # The default special-token policy (none allowed, all disallowed), made once: working it out from the
         # arguments on every call tripled the cost of encode() on a short text.
@@ -63,6 +63,16 @@ class Tokenizer:
         # The encoder's tables are built here, not on the first encode (up to 0.2 s for o200k_base): the
         # first call of a server, or of a benchmark, costs what the others do.
         core.prepare()
+
+    # The token strings and the string -> id map are made on first use: encoding needs neither, and for
+    # o200k_base they were 0.06-0.08 s of loading (200 K Python strs and a dict of them).
+    @functools.cached_property
+    def _strings(self) -> list[str]:
+        return self._core.token_strings()
+
+    @functools.cached_property
+    def _ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self._strings) if s}  # "" = an unused id
 
     # -- encoding ---------------------------------------------------------------------------------------
 
@@ -553,10 +563,10 @@ class Tokenizer:
     @property
     def vocab_size(self) -> int:
         """Number of tokens, special tokens included."""
-        return len(self._strings)
+        return self._size
 
     def __len__(self) -> int:
-        return len(self._strings)
+        return self._size
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -589,13 +599,13 @@ class Tokenizer:
     def id_to_token(self, id: int) -> str | None:
         """The display form of a token, or None if the id is not in the vocabulary."""
         id = _as_id(id)
-        return self._strings[id] if 0 <= id < len(self._strings) else None
+        return self._strings[id] if 0 <= id < self._size else None
 
     def token_bytes(self, id: int) -> bytes:
         """The raw bytes of one token (without `##` or end-of-word markers)."""
         id = _as_id(id)
-        if not 0 <= id < len(self._strings):
-            raise ValueError(f"id {id} is not in the vocabulary: valid ids are 0 to {len(self._strings) - 1}")
+        if not 0 <= id < self._size:
+            raise ValueError(f"id {id} is not in the vocabulary: valid ids are 0 to {self._size - 1}")
         return self._core.token_bytes(id)
 
     @property
