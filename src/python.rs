@@ -343,7 +343,6 @@ const BATCH_CHUNK: usize = 64;
 
 /// The thread pool for batch encoding with `threads` threads (0: every core), made once and kept: its
 /// threads keep their piece caches warm from one batch to the next.
-
 fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
     static POOLS: Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
     let mut pools = lock(&POOLS);
@@ -487,8 +486,8 @@ impl CoreTokenizer {
         let threads = if threads == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { threads };
         // Pipelined: `threads - 1` pool threads and this one take chunks of texts in turn, and this thread, which
         // holds the GIL, also turns finished chunks into lists, in order. Building the lists is a fifth of the
-        // work and needs the GIL: done after encoding it capped two threads at ~1.3x one thread, and done while a
-        // full pool encoded it made three busy threads on two cores (~1.2x).
+        // work and needs the GIL. Done while a full pool encoded (three busy threads on two cores), threads=2
+        // was ~11% slower than this (interleaved runs in one process).
         // Chunks: one thread takes longer ones (its encoder's tables stay in cache while it encodes, then the
         // lists' ints do; 512 texts was ~10% faster than 64), several take short ones, at least four each, so
         // that none waits long for the last.
@@ -654,7 +653,7 @@ impl CoreTokenizer {
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
         chars: bool,
-    ) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
+    ) -> PyResult<crate::tokenizer::IdsAndSpans> {
         let policy = self.policy(allowed, disallowed)?;
         py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))
     }
@@ -788,11 +787,12 @@ impl CoreTokenizer {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Display string of every token, by id.
+    /// Number of tokens, special tokens included.
     fn vocab_size(&self) -> usize {
         self.inner.vocab.tokens.len()
     }
 
+    /// Display string of every token, by id.
     fn token_strings(&self) -> Vec<String> {
         self.inner.vocab.tokens.iter().map(|t| t.display.clone()).collect()
     }
