@@ -449,11 +449,12 @@ impl CoreTokenizer {
     /// first call.
     fn prepare(&self, py: Python<'_>) {
         // Building makes temporaries on this thread and the pool's (o200k_base: ~45 MB) that mimalloc would keep
-        // resident: they go back to the OS now.
+        // resident: they go back to the OS now (the pool's threads when they are free: waiting for them could
+        // mean waiting for another caller's long job).
         py.detach(|| {
             self.inner.prepare();
             crate::release_freed_memory();
-            rayon::broadcast(|_| crate::release_freed_memory());
+            rayon::spawn_broadcast(|_| crate::release_freed_memory());
         });
         self.id_objects(py);
     }
