@@ -689,7 +689,7 @@ impl CoreTokenizer {
         py.detach(|| {
             guarded(|| {
                 let ranks = crate::formats::existing::read_tiktoken_ranks(&path)?;
-                let (vocab, encoder) = crate::formats::existing::tiktoken_vocab_and_encoder(&path, ranks, &specials)?;
+                let (vocab, encoder) = crate::formats::existing::vocab_from_tiktoken(&path, ranks, &specials)?;
                 let mut ordered = specials.clone();
                 ordered.sort_by_key(|s| s.1);
                 let names: Vec<String> = ordered.into_iter().map(|s| s.0).collect();

@@ -243,7 +243,7 @@ impl Tokenizer {
     }
 
     /// Takes `encoder` as this tokenizer's piece encoder, if none is built yet: it must be what
-    /// `encode::piece_encoder` makes of this vocabulary (as `tiktoken_vocab_and_encoder` returns it).
+    /// `encode::piece_encoder` makes of this vocabulary (as `vocab_from_tiktoken` returns it).
     pub fn adopt_piece_encoder(&self, encoder: PieceEncoder) {
         let _ = self.fast.set(Some(encoder));
     }
@@ -547,7 +547,7 @@ mod tests {
             }
             let fine: Vec<&str> = vec!["hug"; words];
             let ids = tok.encode(&fine.join(" "), &all(&tok, false)).unwrap();
-            assert_eq!(ids.len(), words, "every piece encoded, the queued ones too");
+            assert_eq!(ids.len(), words, "every piece encoded");
         }
     }
 

@@ -128,13 +128,9 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
 
 /// A vocabulary from tiktoken ranks. Merges are derived (each multi-byte token is the two parts that BPE
 /// over the lower ranks leaves of its bytes) for display and saving; encoding follows tiktoken's own rule.
-pub fn vocab_from_tiktoken(source: &str, ranks: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
-    tiktoken_vocab_and_encoder(source, ranks, specials).map(|(vocab, _)| vocab)
-}
-
-/// `vocab_from_tiktoken`, with the piece encoder it builds to derive the merges: the same one a tokenizer of
-/// this vocabulary encodes with (`Tokenizer::adopt_piece_encoder`), so loading builds it once.
-pub fn tiktoken_vocab_and_encoder(
+/// Also returns the piece encoder that derived them: the one a tokenizer of this vocabulary encodes with, for
+/// `Tokenizer::adopt_piece_encoder` (loading then builds it once).
+pub fn vocab_from_tiktoken(
     source: &str,
     ranks: Vec<(Vec<u8>, u32)>,
     specials: &[(String, u32)],

@@ -237,8 +237,11 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
         })?;
         entries.push((bytes, id as u32));
     }
-    let vocab = match file.merge_rule.as_deref() {
-        Some("tiktoken") => crate::formats::existing::vocab_from_tiktoken(source, entries, &specials)?,
+    let (vocab, encoder) = match file.merge_rule.as_deref() {
+        Some("tiktoken") => {
+            let (vocab, encoder) = crate::formats::existing::vocab_from_tiktoken(source, entries, &specials)?;
+            (vocab, Some(encoder))
+        }
         Some(rule @ ("merges" | "whole_pieces_then_merges")) => {
             let mut vocab = crate::formats::existing::layout(source, entries, &specials)?;
             for (i, merge) in file.merges.iter().enumerate() {
@@ -260,7 +263,7 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
                 vocab.merge_rank.insert((left, right), (rank, result));
             }
             vocab.whole_pieces = rule == "whole_pieces_then_merges";
-            vocab
+            (vocab, None)
         }
         _ => {
             return Err(Error::value(
@@ -268,7 +271,11 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
             ));
         }
     };
-    Tokenizer::new(vocab, pattern, file.lowercase, &file.special_tokens)
+    let tokenizer = Tokenizer::new(vocab, pattern, file.lowercase, &file.special_tokens)?;
+    if let Some(encoder) = encoder {
+        tokenizer.adopt_piece_encoder(encoder);
+    }
+    Ok(tokenizer)
 }
 
 /// The same for char-level vocabularies (read from HF files): tokens are their display strings.
