@@ -6,7 +6,7 @@ whitespace from the first 20 MB of the Gutenberg corpus), multilingual (every fi
 encodings gpt2, cl100k_base and o200k_base (r50k_base, p50k_base on request); one thread and two threads. Plus
 the worst cases: 10 MB in one piece ("a" * 10M, random ASCII letters, random digits) for gpt2 and cl100k.
 
-    python bench/encode.py                   # everything (~10 min on 2 cores) -> bench/results/
+    python bench/encode.py                   # everything (~20 min on 2 cores) -> bench/results/
     python bench/encode.py --quick           # 1 MB of English only, every encoding and library (~1 min)
     python bench/encode.py --case worst      # one case (repeatable): english, multilingual, code, worst
     python bench/encode.py --only tiktoken   # only these libraries (repeatable, or comma-separated): bytepair,
@@ -22,8 +22,12 @@ bench/.cache/results/ unless --out says otherwise, so it never overwrites the co
 Method (the markdown report repeats it, with each library's exact calls):
 - Every measurement (one library, one corpus, one encoding, one thread count) runs in its own child process with
   a time limit, so a crash or a hang of one library cannot stop the run. The child loads the documents and the
-  vocabulary (not timed), then encodes all documents up to 5 times (best of 5 reported; the first run is kept
-  too: caches warm up in it) and writes a digest of every document's ids.
+  vocabulary (not timed), then encodes all documents up to 3 times (the first run is kept too: caches warm up in
+  it) and writes a digest of every document's ids.
+- The whole plan runs twice (--passes), the second time backwards, and the best run of both is reported: this
+  machine changes speed for minutes at a time, and one pass could put a slow spell on one library only.
+- Libraries with a thread knob also time their batch call on 1 thread inside the 2-thread child, alternating
+  with the 2-thread runs: the scaling ratio then comes from the same minutes.
 - 1 thread: a Python loop of single-document calls, for every library (bytepair's encode_batch with threads=1
   is an extra row, "bytepair-batch"). 2 threads: each library's own batch call with 2 threads where it has a
   knob, and RAYON_NUM_THREADS=2 for every child (1 in the one-thread children).
@@ -67,7 +71,11 @@ ENGLISH_MB = 20
 CODE_MB = 20
 WORST_BYTES = 10_000_000
 WORST_SEED = 20240611
-RUNS = 5  # best of five: this 2-core VM varies ±30% from run to run
+RUNS = 3  # per pass; best of all passes' runs: this 2-core VM varies ±30% from run to run
+PASSES = 2  # the whole plan twice, the second time backwards: the machine changes speed for minutes at a time
+# Libraries whose batch call takes a thread count: their 2-thread child also times the same call with 1 thread,
+# alternating with the 2-thread runs, for a scaling ratio from the same minutes.
+THREAD_KNOB = ("bytepair", "tiktoken", "rs-bpe", "bpe-openai")
 STANDARD_ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 WORST_ENCODINGS = ["gpt2", "cl100k_base"]
@@ -161,41 +169,45 @@ def tiktoken_encoding(name: str):
     return tiktoken.Encoding(**getattr(openai_public, name)())
 
 
-def load_library(key: str, encoding: str, threads: int):
-    """(one, batch): encode one text -> list of ids; encode a list of texts -> list of lists (the thread call)."""
+def load_library(key: str, encoding: str):
+    """(one, batch_for): encode one text -> list of ids; batch_for(threads) -> a call that encodes a list of texts
+    into a list of lists on that many threads (libraries without a thread knob ignore it: see THREAD_KNOB)."""
     if key in ("bytepair", "bytepair-batch"):
         import bytepair
 
         tok = bytepair.get_encoding(encoding, SHARED)
-        if key == "bytepair-batch":
-            return None, lambda docs: tok.encode_batch(docs, disallowed_special=(), threads=threads)
-        return tok.encode_ordinary, lambda docs: tok.encode_batch(docs, disallowed_special=(), threads=threads)
+        batch_for = lambda threads: lambda docs: tok.encode_batch(docs, disallowed_special=(), threads=threads)  # noqa: E731
+        return (None if key == "bytepair-batch" else tok.encode_ordinary), batch_for
     if key == "tiktoken":
         enc = tiktoken_encoding(encoding)
-        return enc.encode_ordinary, lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
+        return enc.encode_ordinary, lambda threads: lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
     if key == "hf":
         from tokenizers import Tokenizer
 
         tok = Tokenizer.from_file(str(HF_GPT2))
         return (lambda text: tok.encode(text, add_special_tokens=False).ids,
-                lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)])
+                lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)])
     if key == "tokie":
         import tokie
 
         tok = tokie.Tokenizer.from_json(str(HF_GPT2))
         return (lambda text: tok.encode(text, add_special_tokens=False).ids,
-                lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)])
+                lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)])
     if key == "rs-bpe":
         from rs_bpe.bpe import openai
 
         tok = {"cl100k_base": openai.cl100k_base, "o200k_base": openai.o200k_base}[encoding]()
-        options = openai.ParallelOptions(min_batch_size=1, chunk_size=32, max_threads=threads)
-        return tok.encode, lambda docs: tok.encode_batch_parallel(docs, options)[0]
+
+        def batch_for(threads):
+            options = openai.ParallelOptions(min_batch_size=1, chunk_size=32, max_threads=threads)
+            return lambda docs: tok.encode_batch_parallel(docs, options)[0]
+
+        return tok.encode, batch_for
     if key == "bpe-openai":
         import bpe_openai
 
         enc = bpe_openai.get_encoding(encoding)
-        return enc.encode_ordinary, lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
+        return enc.encode_ordinary, lambda threads: lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
     if key == "kitoken":
         from kitoken import Kitoken
 
@@ -203,7 +215,7 @@ def load_library(key: str, encoding: str, threads: int):
             tok = Kitoken.from_tokenizers_file(str(HF_GPT2))
         else:
             tok = Kitoken.from_tiktoken_file(str(SHARED / "tiktoken" / f"{encoding}.tiktoken"))
-        return tok.encode, tok.encode_all
+        return tok.encode, lambda threads: tok.encode_all
     raise ValueError(key)
 
 
@@ -225,27 +237,46 @@ def child(spec: dict) -> None:
     else:
         docs = json.loads(Path(spec["input"]).read_text(encoding="utf-8"))
     start = time.perf_counter()
-    one, batch = load_library(spec["library"], spec["encoding"], spec["threads"])
+    one, batch_for = load_library(spec["library"], spec["encoding"])
+    batch = batch_for(spec["threads"])
     load_s = time.perf_counter() - start
     if spec["mode"] == "loop":
         def encode_all():
             return [one(d) for d in docs]
     else:
         encode_all = lambda: batch(docs)  # noqa: E731
+    # The same batch call on 1 thread, run alternately with the timed one (2-thread children of THREAD_KNOB).
+    paired = batch_for(1) if spec.get("paired") else None
 
     if spec["worst"]:  # lazy set-up (first-call costs) is not what the worst case measures
         one(WARM_UP) if one else batch([WARM_UP])
     Path(spec["started"]).write_text(json.dumps({"load_s": load_s}))  # the parent's clock for the limit starts
-    runs, cpu, out = [], [], None
-    while len(runs) < spec["runs"] and sum(runs) < spec["budget_s"]:
+    runs, cpu, out, paired_runs, paired_out = [], [], None, [], None
+
+    def run_paired():
+        nonlocal paired_out
+        paired_out = None
+        t0 = time.perf_counter()
+        paired_out = paired(docs)
+        paired_runs.append(time.perf_counter() - t0)
+
+    while len(runs) < spec["runs"] and sum(runs) + sum(paired_runs) < spec["budget_s"]:
+        paired_first = paired is not None and len(runs) % 2 == 0  # 1 t, 2 t, 2 t, 1 t, 1 t, 2 t, ...
+        if paired_first:
+            run_paired()
         out = None  # free the previous run's ids first
         c0, t0 = cpu_seconds(), time.perf_counter()
         out = encode_all()
         runs.append(time.perf_counter() - t0)
         cpu.append(cpu_seconds() - c0)
+        if paired is not None and not paired_first:
+            run_paired()
     best = min(range(len(runs)), key=runs.__getitem__)
     result = {"runs_s": runs, "seconds": runs[best], "first_s": runs[0], "cpu_per_wall": cpu[best] / runs[best],
               "load_s": load_s, "tokens": sum(map(len, out)), "digests": [digest(ids) for ids in out]}
+    if paired is not None:
+        result.update(paired_runs_s=paired_runs, paired_one_thread_s=min(paired_runs),
+                      paired_ids_equal=[digest(ids) for ids in paired_out] == result["digests"])
     peak = peak_rss_mb("self")
     if peak is not None:
         result["peak_rss_mb"] = peak
@@ -410,43 +441,80 @@ def input_info(path: Path, worst: bool) -> dict:
     return {"size_mb": sum(sizes) / 1e6, "docs": len(docs), "median_doc_bytes": sorted(sizes)[len(sizes) // 2]}
 
 
-def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int, log_dir: Path) -> None:
+def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int, passes: int, log_dir: Path) -> None:
+    """Measures every library of every group, `passes` times over (every other pass backwards, groups and libraries
+    both), and keeps each measurement's best run: a slow spell of the machine then does not fall on one library
+    only. A measurement that fails in one pass is not repeated; one that fails in a later pass reports the failure."""
     references: dict[tuple, dict] = {}  # (case, label, encoding) -> tiktoken's result, the reference ids
     infos: dict[Path, dict] = {}
-    for g in groups:
-        path = Path(g.input())
-        info = infos.setdefault(path, input_info(path, g.worst))
-        ref_key = (g.case, g.label, g.encoding)
-        limit = worst_timeout if g.worst else timeout
-        spec = {"input": str(path), "encoding": g.encoding, "threads": g.threads, "worst": g.worst,
-                # worst cases: another run only while the runs so far took under a quarter of the limit, so that
-                # a slow library still finishes (two runs at most of under a quarter each)
-                "runs": runs, "budget_s": limit / 4 if g.worst else limit / 2}
-        # the reference first: tiktoken's ids, also when --only leaves tiktoken out
-        if ref_key not in references and not g.worst and "tiktoken" not in g.libraries and installed("tiktoken"):
-            print(f"{g.label} · {g.encoding}: reference ids (tiktoken) …", file=sys.stderr, end=" ", flush=True)
-            ref = measure(dict(spec, library="tiktoken", threads=1, mode="loop", runs=1), limit, log_dir)
-            print(status_text(ref, info), file=sys.stderr, flush=True)
-            references[ref_key] = {"library": "tiktoken", "digests": ref.get("digests")} if "digests" in ref else ref
-        for key in g.libraries:
-            lib = LIBRARIES[key]
-            row = {"case": g.case, "input": g.label, "encoding": g.encoding, "threads": g.threads,
-                   "library": lib.name, "key": key, **info}
-            if g.encoding not in lib.encodings:
-                row["unavailable"] = lib.why_not
-            elif not installed(lib.module):
-                row["unavailable"] = "not installed"
-            else:
+    for done in range(passes):
+        backwards = done % 2 == 1
+        for g in reversed(groups) if backwards else groups:
+            path = Path(g.input())
+            info = infos.setdefault(path, input_info(path, g.worst))
+            ref_key = (g.case, g.label, g.encoding)
+            limit = worst_timeout if g.worst else timeout
+            spec = {"input": str(path), "encoding": g.encoding, "threads": g.threads, "worst": g.worst,
+                    # worst cases: another run only while the runs so far took under a quarter of the limit, so
+                    # that a slow library still finishes (two runs at most of under a quarter each)
+                    "runs": runs, "budget_s": limit / 4 if g.worst else limit / 2}
+            # the reference first: tiktoken's ids, also when --only leaves tiktoken out
+            if ref_key not in references and not g.worst and "tiktoken" not in g.libraries and installed("tiktoken"):
+                print(f"{g.label} · {g.encoding}: reference ids (tiktoken) …", file=sys.stderr, end=" ", flush=True)
+                ref = measure(dict(spec, library="tiktoken", threads=1, mode="loop", runs=1), limit, log_dir)
+                print(status_text(ref, info), file=sys.stderr, flush=True)
+                references[ref_key] = {"library": "tiktoken", "digests": ref.get("digests")} if "digests" in ref else ref
+            for key in reversed(g.libraries) if backwards else g.libraries:
+                lib = LIBRARIES[key]
+                row = next((r for r in g.rows if r["key"] == key), None)
+                if row is None:
+                    row = {"case": g.case, "input": g.label, "encoding": g.encoding, "threads": g.threads,
+                           "library": lib.name, "key": key, **info}
+                    g.rows.append(row)
+                    if g.encoding not in lib.encodings:
+                        row["unavailable"] = lib.why_not
+                    elif not installed(lib.module):
+                        row["unavailable"] = "not installed"
+                if "unavailable" in row or (done > 0 and "seconds" not in row):
+                    continue
                 mode = "batch" if key == "bytepair-batch" or (g.threads > 1 and not g.worst) else "loop"
-                print(f"{g.label} · {g.encoding} · {g.threads} thread(s): {lib.name} …", file=sys.stderr, end=" ",
-                      flush=True)
-                row.update(measure(dict(spec, library=key, mode=mode), limit, log_dir))
+                paired = mode == "batch" and g.threads > 1 and key in THREAD_KNOB
+                print(f"pass {done + 1}/{passes} · {g.label} · {g.encoding} · {g.threads} thread(s): {lib.name} …",
+                      file=sys.stderr, end=" ", flush=True)
+                result = measure(dict(spec, library=key, mode=mode, paired=paired), limit, log_dir)
+                print(status_text(result, info), file=sys.stderr, flush=True)
+                merge_pass(row, result, done + 1)
                 row["call"] = lib.single if mode == "loop" else lib.batch
-                print(status_text(row, info), file=sys.stderr, flush=True)
                 if key == "tiktoken" and g.threads == 1 and "digests" in row and not g.worst:
                     references.setdefault(ref_key, {"library": "tiktoken", "digests": row["digests"]})
-            g.rows.append(row)
-        check_ids(g, references.get(ref_key))
+    for g in groups:
+        check_ids(g, references.get((g.case, g.label, g.encoding)))
+
+
+def merge_pass(row: dict, result: dict, pass_no: int) -> None:
+    """Adds one pass's measurement to a row: the best run of all passes, the first pass's first run, the
+    quickest load, the highest peak memory; a failure replaces the numbers (and says in which pass)."""
+    if "seconds" not in row or "seconds" not in result:
+        if "seconds" in row:  # measured before, failed now
+            for k in ("seconds", "runs_s", "first_s", "cpu_per_wall", "digests", "paired_one_thread_s"):
+                row.pop(k, None)
+            result = dict(result, failed_in_pass=pass_no)
+        row.update(result)
+        row["passes"] = pass_no
+        return
+    if result["digests"] != row["digests"] or result["tokens"] != row["tokens"]:
+        row["ids_vary_between_passes"] = True
+    row["runs_s"] = row["runs_s"] + result["runs_s"]
+    if result["seconds"] < row["seconds"]:
+        row["seconds"], row["cpu_per_wall"] = result["seconds"], result["cpu_per_wall"]
+    row["load_s"] = min(row["load_s"], result["load_s"])
+    if result.get("peak_rss_mb"):
+        row["peak_rss_mb"] = max(row.get("peak_rss_mb") or 0, result["peak_rss_mb"])
+    if "paired_one_thread_s" in result:
+        row["paired_runs_s"] = row.get("paired_runs_s", []) + result["paired_runs_s"]
+        row["paired_one_thread_s"] = min(row.get("paired_one_thread_s", float("inf")), result["paired_one_thread_s"])
+        row["paired_ids_equal"] = row.get("paired_ids_equal", True) and result["paired_ids_equal"]
+    row["passes"] = pass_no
 
 
 def status_text(r: dict, info: dict) -> str:
@@ -489,7 +557,9 @@ def main() -> None:
     parser.add_argument("--encoding", action="append", choices=ALL_ENCODINGS,
                         help=f"only these encodings (repeatable; default {', '.join(STANDARD_ENCODINGS)})")
     parser.add_argument("--english-mb", type=float, help=f"MB of English (default {ENGLISH_MB}, --quick 1)")
-    parser.add_argument("--runs", type=int, default=RUNS, help=f"runs per measurement, best reported ({RUNS})")
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"runs per measurement and pass ({RUNS})")
+    parser.add_argument("--passes", type=int, default=PASSES,
+                        help=f"times the whole plan runs, every other time backwards; best run of all ({PASSES})")
     parser.add_argument("--out", type=Path, help="output folder (default: bench/results for a full run, "
                                                  "bench/.cache/results for a partial one)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per corpus measurement (default 600)")
@@ -513,13 +583,13 @@ def main() -> None:
     english_mb = args.english_mb or (1 if args.quick else ENGLISH_MB)
     worst_bytes = int(args.worst_mb * 1e6)
     partial = bool(args.quick or args.case or args.only or args.encoding or args.english_mb or args.runs != RUNS
-                   or worst_bytes != WORST_BYTES)
+                   or args.passes != PASSES or worst_bytes != WORST_BYTES)
     out_dir = args.out or (CACHE / "results" if partial else RESULTS)
 
     started = time.time()
     load_before = os.getloadavg()
     groups = plan(cases, encodings, only, english_mb, worst_bytes)
-    execute(groups, args.timeout, args.worst_timeout, args.runs, CACHE / "logs")
+    execute(groups, args.timeout, args.worst_timeout, args.runs, args.passes, CACHE / "logs")
     rows = [r for g in groups for r in g.rows]
     report = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -530,6 +600,7 @@ def main() -> None:
                          "after": [round(x, 2) for x in os.getloadavg()]},
         "versions": versions(["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"]),
         "runs": args.runs,
+        "passes": args.passes,
         "worst_timeout_s": args.worst_timeout,
         "rows": rows,
     }
@@ -564,6 +635,8 @@ def complete(rows: list[dict]) -> None:
             one = find(rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1, key=r["key"])
             if one and "mb_per_s" in one:
                 r["vs_one_thread"] = r["mb_per_s"] / one["mb_per_s"]
+            if "paired_one_thread_s" in r:
+                r["vs_paired_one_thread"] = r["paired_one_thread_s"] / r["seconds"]
             if r["key"] == "bytepair":
                 batch1 = find(rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1,
                               key="bytepair-batch")
@@ -610,6 +683,10 @@ def ids_note(r: dict | None) -> str:
         return f"n/a: {r['unavailable']}"
     if "error" in r:
         return f"error: {r['error']}"
+    if r.get("ids_vary_between_passes"):
+        return "**ids varied between passes**"
+    if r.get("paired_ids_equal") is False:
+        return "**ids of the 1-thread batch differ** from the 2-thread batch's"
     if r.get("ids_reference"):
         return "reference"
     if "ids_differ_docs" not in r:
@@ -649,7 +726,15 @@ def targets(rows: list[dict]) -> list[dict]:
                 f"{fastest['mb_per_s']:.1f} MB/s)", bp["mb_per_s"] >= 3 * fastest["mb_per_s"])
     for enc in STANDARD_ENCODINGS:
         two = find(rows, case="english", encoding=enc, threads=2, key="bytepair")
-        if two and "vs_batch_one_thread" in two:
+        if two and "vs_paired_one_thread" in two:
+            across = [f"{fmt_x(two[k])} of {what}" for k, what in
+                      (("vs_batch_one_thread", "encode_batch threads=1"), ("vs_one_thread", "the 1-thread loop"))
+                      if k in two]
+            add(f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1, runs alternated "
+                "in one process)", fmt_x(two["vs_paired_one_thread"])
+                + (f"; from separate processes: {', '.join(across)}" if across else ""),
+                two["vs_paired_one_thread"] >= 1.8)
+        elif two and "vs_batch_one_thread" in two:
             extra = f"; {fmt_x(two['vs_one_thread'])} of the 1-thread loop" if "vs_one_thread" in two else ""
             add(f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1)",
                 f"{fmt_x(two['vs_batch_one_thread'])}{extra}", two["vs_batch_one_thread"] >= 1.8)
@@ -704,10 +789,20 @@ def method_notes(report: dict) -> str:
 Each measurement (library × corpus × encoding × threads) runs in its own child process: it loads the documents and
 the vocabulary (not in the MB/s; the vocabulary's time is the "load" column: reading the files and whatever the
 library builds before its first call — bytepair builds its encoder's tables there), then encodes all the documents up to {report['runs']} times (fewer when the runs
-already took half the time limit) and the best run is reported, as MB/s of UTF-8 input (MB = 10⁶ bytes); "1st"
+already took half the time limit), as MB/s of UTF-8 input (MB = 10⁶ bytes); "1st"
 is the first run, where caches (bytepair's per-thread piece cache, HF's word cache) are still cold. Every
 document's ids from the timed run are compared with tiktoken's (per document, by a hash of the ids). The time limit
 is counted from the start of the first encoding call; a killed measurement shows "> N s".
+
+The whole plan runs {report.get('passes', 1)} time(s), every second time backwards (groups and libraries), and each measurement
+reports its best run over all passes (its load: the quickest; its peak memory: the highest). This machine changes
+speed for minutes at a time (a fixed Python loop: 0.16 s or 0.33 s, the two cores independently), so one pass can
+put a slow spell on one library only; a measurement that failed is not repeated, and one that fails in a later
+pass reports that failure. Ids must be the same in every pass.
+
+Libraries with a thread knob (bytepair, tiktoken, rs-bpe, bpe-openai) also time, in their 2-thread child, the same
+batch call with 1 thread, runs alternated with the 2-thread ones ("2 t ÷ 1 t, one process"): a scaling ratio
+from the same minutes, which the 2-thread target uses. Their ids must equal the 2-thread call's.
 
 1 thread: a Python loop of one call per document, the same for every library (so each pays the same per-call
 overhead); `RAYON_NUM_THREADS=1`. 2 threads: each library's batch call, with 2 threads where it has a knob;
@@ -765,11 +860,12 @@ def render_markdown(report: dict) -> str:
         first = crow[0]
         out += [f"## {first['input']}", "",
                 f"{first['docs']:,} documents, {first['size_mb']:.1f} MB, median {first.get('median_doc_bytes', 0):,} "
-                "bytes. MB/s, best of the runs (1st: the first run; load: loading the vocabulary, not timed in "
-                "the MB/s).", "",
+                "bytes. MB/s, best of the runs of all passes (1st: the first run; load: loading the vocabulary, not "
+                "timed in the MB/s). 2 t ÷ 1 t: the 2-thread batch over the 1-thread loop (separate processes); "
+                "one process: over the same batch call on 1 thread, runs alternated.", "",
                 "| encoding | library | 1 thread MB/s | 1st | load (s) | bytepair ÷ | 2 threads MB/s | bytepair ÷ "
-                "| 2 t ÷ 1 t | CPU ÷ wall (2 t) | ids |",
-                "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+                "| 2 t ÷ 1 t | 2 t ÷ 1 t, one process | CPU ÷ wall (2 t) | ids |",
+                "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
         for enc in dict.fromkeys(r["encoding"] for r in crow):
             for key in LIBRARIES:
                 one = find(crow, encoding=enc, threads=1, key=key)
@@ -778,7 +874,8 @@ def render_markdown(report: dict) -> str:
                     continue
                 any_row = one or two
                 if "unavailable" in any_row:
-                    out.append(f"| {enc} | {any_row['library']} | — | — | — | — | — | — | — | — | {ids_note(any_row)} |")
+                    out.append(f"| {enc} | {any_row['library']} | — | — | — | — | — | — | — | — | — "
+                               f"| {ids_note(any_row)} |")
                     continue
                 notes = [n for n in dict.fromkeys([ids_note(one), ids_note(two)]) if n]
                 if two is not None and one is not None and ids_note(one) != ids_note(two):
@@ -788,13 +885,13 @@ def render_markdown(report: dict) -> str:
                     f"| {enc} | {any_row['library']} | {fmt_mbs(one)} | {fmt_mbs(one, 'first_mb_per_s')} "
                     f"| {fmt_load(one)} | {fmt_x((one or {}).get('bytepair_speedup'))} | {fmt_mbs(two)} "
                     f"| {fmt_x((two or {}).get('bytepair_speedup'))} | {fmt_x((two or {}).get('vs_one_thread'))} "
-                    f"| {cpu2} | {'; '.join(notes)} |")
+                    f"| {fmt_x((two or {}).get('vs_paired_one_thread'))} | {cpu2} | {'; '.join(notes)} |")
         out += [""]
 
     worst = [r for r in rows if r["case"] == "worst"]
     if worst:
         out += [f"## Worst cases: {worst[0]['size_mb']:g} MB in one piece", "",
-                f"One call on the whole text, 1 thread, best of up to {report['runs']} calls (1st: the first), limit "
+                f"One call on the whole text, 1 thread, best of up to {report['runs']} calls per pass (1st: the first), limit "
                 f"{report['worst_timeout_s']:g} s. Libraries without "
                 "the encoding offline (see the tables above) are left out.", "",
                 "| input | encoding | library | time (s) | 1st (s) | MB/s | per byte ÷ English | 1st ÷ English "
