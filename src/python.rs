@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyModule, PyString};
 
 use crate::error::{Error, ErrorKind};
 use crate::formats::fasta::{self, Ambiguous, FastaReader, SequenceOptions};
@@ -359,6 +359,16 @@ fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Er
     Ok(pool)
 }
 
+/// Runs the cycle collector's young (or, when due, middle) generation if the collector would run now: more
+/// new containers than its first threshold (and more young collections than its second). `gc`: the module.
+fn collect_when_due(gc: &Bound<'_, PyModule>, (young, middle, _): (i64, i64, i64)) -> PyResult<()> {
+    let (new, collected, _): (i64, i64, i64) = gc.call_method0("get_count")?.extract()?;
+    if new > young {
+        gc.call_method1("collect", (if collected > middle { 1 } else { 0 },))?;
+    }
+    Ok(())
+}
+
 /// The UTF-8 of each Python str, borrowed (no copy: copying was serial work before a parallel batch could
 /// start); `strings` holds a reference to each, so they outlive the slices whatever other threads do.
 fn borrow_texts<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
@@ -473,7 +483,10 @@ impl CoreTokenizer {
         self.id_list(py, &ids)
     }
 
-    /// Encodes many texts in parallel (order kept); `threads` 0 = every core.
+    /// Encodes many texts in parallel (order kept); `threads` 0 = every core. `collect_young`: the caller has
+    /// paused Python's cycle collector, which was on; the young lists are then collected between chunks while
+    /// other threads encode (see below).
+    #[pyo3(signature = (texts, allowed, disallowed, threads, collect_young=false))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
@@ -481,6 +494,7 @@ impl CoreTokenizer {
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
         threads: usize,
+        collect_young: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
         let texts = borrow_texts(&texts)?;
@@ -517,6 +531,20 @@ impl CoreTokenizer {
         let (sender, receiver) = std::sync::mpsc::channel::<(usize, Encoded)>();
         let mut lists: Vec<Bound<'py, PyList>> = Vec::with_capacity(texts.len());
         let mut failure = None;
+        // The cycle collector walks every new list, ids and all, when it next runs: paused during the batch, it ran
+        // as soon as the batch returned, on this thread alone while the others waited (a quarter of a 2-thread
+        // batch of 4 KB documents, o200k: ~30 ms of ~120). With other threads encoding, this thread runs it
+        // between chunks instead, when and as the collector would have run itself (its thresholds, for the
+        // young and middle generations; the full collection, which has a further condition, is left to it), so
+        // the walk overlaps their encoding: the same work as with the collector on, nothing put off.
+        let collector = match collect_young && threads > 1 {
+            true => {
+                let gc = py.import("gc")?;
+                let thresholds: (i64, i64, i64) = gc.call_method0("get_threshold")?.extract()?;
+                (thresholds.0 > 0).then_some((gc, thresholds))
+            }
+            false => None,
+        };
         // This thread's part: lists from finished chunks, in order; else a chunk to encode; else wait.
         let mut pump = |mut receiver: std::sync::mpsc::Receiver<(usize, Encoded)>| {
             let mut waiting = std::collections::BTreeMap::<usize, Encoded>::new();
@@ -542,6 +570,13 @@ impl CoreTokenizer {
                             }
                             if failure.is_none()
                                 && let Err(e) = py.check_signals()
+                            {
+                                failure = Some(e);
+                            }
+                            if failure.is_none()
+                                && next < chunks.len()
+                                && let Some((gc, thresholds)) = &collector
+                                && let Err(e) = collect_when_due(gc, *thresholds)
                             {
                                 failure = Some(e);
                             }

@@ -95,6 +95,44 @@ def test_encode_batch_leaves_the_cycle_collector_as_it_found_it():
         (gc.enable if was else gc.disable)()
 
 
+def test_encode_batch_on_threads_runs_the_cycle_collector_when_it_would_run_itself():
+    """The collector is paused while the lists are built; on 2 threads the batch runs it between chunks when it
+    is due (so walking the new lists overlaps the other thread's encoding), as often as it would have run; never
+    when the caller turned it off."""
+    import gc
+
+    texts = [f"Hello {i} world" for i in range(6000)]
+    expected = [TOK.encode(t) for t in texts]
+    collections = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    was = gc.isenabled()
+    threshold = gc.get_threshold()
+    gc.callbacks.append(seen)
+    try:
+        gc.set_threshold(700, 10, 10)
+        gc.enable()
+        gc.collect()
+        collections.clear()
+        ids = TOK.encode_batch(texts, threads=2)
+        during = list(collections)
+        assert ids == expected
+        # 6000 new lists: the collector, on, would have run about 6000 / 700 times (young generation, and the
+        # middle one every tenth time); paused and left alone, once after the batch.
+        assert len(during) >= 5 and set(during) <= {0, 1}, during
+        gc.disable()
+        collections.clear()
+        assert TOK.encode_batch(texts, threads=2) == expected
+        assert collections == []
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*threshold)
+        (gc.enable if was else gc.disable)()
+
+
 def test_encode_batch_takes_str_subclasses_without_copying_them_wrongly():
     class Text(str):
         pass

@@ -125,8 +125,8 @@ class Tokenizer:
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] is a {type(text).__name__}, not a str")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        with _no_cyclic_gc():
-            return self._core.encode_batch(texts, allowed, disallowed, threads or 0)
+        with _no_cyclic_gc() as collector_was_on:
+            return self._core.encode_batch(texts, allowed, disallowed, threads or 0, collector_was_on)
 
     def encode_bytes(
         self,
@@ -692,16 +692,17 @@ class Tokenizer:
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def _no_cyclic_gc() -> Iterator[bool]:
     """Pauses Python's cycle collector while lists of ids are built: thousands of new lists set it off again and
     again, and each run walks every id of every list made so far (a quarter of `encode_batch`'s time on 4 KB
     documents, all of it on the one thread that holds the GIL). Lists of ints cannot form cycles; the lists stay
-    tracked, so the collector still sees them if they are kept. (The collector's switch is global: a thread that
-    turns it off while this runs has it turned back on at the end.)"""
+    tracked, so the collector still sees them if they are kept. Yields whether the collector was on (then the
+    batch collects its young lists itself while other threads encode). (The collector's switch is global: a
+    thread that turns it off while this runs has it turned back on at the end.)"""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        yield enabled
     finally:
         if enabled:
             gc.enable()
