@@ -251,14 +251,18 @@ def child(spec: dict) -> None:
     if spec["worst"]:  # lazy set-up (first-call costs) is not what the worst case measures
         one(WARM_UP) if one else batch([WARM_UP])
     Path(spec["started"]).write_text(json.dumps({"load_s": load_s}))  # the parent's clock for the limit starts
-    runs, cpu, out, paired_runs, paired_out = [], [], None, [], None
+    runs, cpu, out, paired_runs, paired_digests = [], [], None, [], None
+    digests = tokens = None
 
     def run_paired():
-        nonlocal paired_out
-        paired_out = None
+        # One output alive at a time: a kept one (its lists made while bytepair had the cycle collector paused)
+        # would be walked by the collector inside the next timed call.
+        nonlocal out, paired_digests
+        out = None
         t0 = time.perf_counter()
-        paired_out = paired(docs)
+        ids = paired(docs)
         paired_runs.append(time.perf_counter() - t0)
+        paired_digests = [digest(x) for x in ids]
 
     while len(runs) < spec["runs"] and sum(runs) + sum(paired_runs) < spec["budget_s"]:
         paired_first = paired is not None and len(runs) % 2 == 0  # 1 t, 2 t, 2 t, 1 t, 1 t, 2 t, ...
@@ -269,14 +273,15 @@ def child(spec: dict) -> None:
         out = encode_all()
         runs.append(time.perf_counter() - t0)
         cpu.append(cpu_seconds() - c0)
+        digests, tokens = [digest(ids) for ids in out], sum(map(len, out))
         if paired is not None and not paired_first:
             run_paired()
     best = min(range(len(runs)), key=runs.__getitem__)
     result = {"runs_s": runs, "seconds": runs[best], "first_s": runs[0], "cpu_per_wall": cpu[best] / runs[best],
-              "load_s": load_s, "tokens": sum(map(len, out)), "digests": [digest(ids) for ids in out]}
+              "load_s": load_s, "tokens": tokens, "digests": digests}
     if paired is not None:
         result.update(paired_runs_s=paired_runs, paired_one_thread_s=min(paired_runs),
-                      paired_ids_equal=[digest(ids) for ids in paired_out] == result["digests"])
+                      paired_ids_equal=paired_digests == digests)
     peak = peak_rss_mb("self")
     if peak is not None:
         result["peak_rss_mb"] = peak
