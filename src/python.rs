@@ -359,6 +359,14 @@ fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Er
     Ok(pool)
 }
 
+/// The `gc` module and its thresholds, if its collector runs by them (None, and no collection between chunks,
+/// when a first threshold of 0 turns it off or an unusual `gc` module does not have them).
+fn collector_thresholds(py: Python<'_>) -> Option<(Bound<'_, PyModule>, (i64, i64, i64))> {
+    let gc = py.import("gc").ok()?;
+    let thresholds: (i64, i64, i64) = gc.call_method0("get_threshold").ok()?.extract().ok()?;
+    (thresholds.0 > 0).then_some((gc, thresholds))
+}
+
 /// Runs the cycle collector's young (or, when due, middle) generation if the collector would run now: more
 /// new containers than its first threshold (and more young collections than its second). `gc`: the module.
 fn collect_when_due(gc: &Bound<'_, PyModule>, (young, middle, _): (i64, i64, i64)) -> PyResult<()> {
@@ -534,17 +542,10 @@ impl CoreTokenizer {
         // The cycle collector walks every new list, ids and all, when it next runs: paused during the batch, it ran
         // as soon as the batch returned, on this thread alone while the others waited (a quarter of a 2-thread
         // batch of 4 KB documents, o200k: ~30 ms of ~120). With other threads encoding, this thread runs it
-        // between chunks instead, when and as the collector would have run itself (its thresholds, for the
-        // young and middle generations; the full collection, which has a further condition, is left to it), so
-        // the walk overlaps their encoding: the same work as with the collector on, nothing put off.
-        let collector = match collect_young && threads > 1 {
-            true => {
-                let gc = py.import("gc")?;
-                let thresholds: (i64, i64, i64) = gc.call_method0("get_threshold")?.extract()?;
-                (thresholds.0 > 0).then_some((gc, thresholds))
-            }
-            false => None,
-        };
+        // between chunks instead, when and as the collector would have run itself (its thresholds), so the walk
+        // overlaps their encoding: the young and middle generations' collections are those the collector would
+        // have made; a full one (which has a further condition) waits for the collector, as before.
+        let collector = if collect_young && threads > 1 { collector_thresholds(py) } else { None };
         // This thread's part: lists from finished chunks, in order; else a chunk to encode; else wait.
         let mut pump = |mut receiver: std::sync::mpsc::Receiver<(usize, Encoded)>| {
             let mut waiting = std::collections::BTreeMap::<usize, Encoded>::new();
