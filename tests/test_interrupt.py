@@ -11,6 +11,10 @@ import time
 
 import pytest
 
+# First in every child: Python raises KeyboardInterrupt on SIGINT only if SIGINT was not ignored when it started,
+# and a shell starts background jobs with it ignored (a test run launched with `&` failed every test here).
+CTRL_C = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
 # The 60 MB file forty times over: long enough to be interrupted however fast counting gets.
 COUNTING = r"""
 import sys
@@ -42,7 +46,7 @@ print("finished", flush=True)
 
 
 def interrupt(script: str, *args: str, wait: float) -> tuple[int, str, float]:
-    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C + script, *args], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(wait)
@@ -112,7 +116,7 @@ def test_ctrl_c_during_encode_batch(threads):
     """The signal comes a fifth into a batch; the batch stops within a chunk or two (~0.1 s here, most of it the
     process's exit), not at its end: Python alone raises KeyboardInterrupt only once the call has returned (a
     build without the check took 0.3-0.4 s of a 0.55-0.7 s batch)."""
-    proc = subprocess.Popen([sys.executable, "-c", ENCODING, str(threads)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C + ENCODING, str(threads)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         word, batch_s = proc.stdout.readline().split()
