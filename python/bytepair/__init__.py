@@ -113,7 +113,9 @@ class Tokenizer:
         threads: int | None = None,
     ) -> list[list[int]]:
         """Token ids of each text, encoded in parallel (threads=None: every core; the calling thread is one of
-        them, and it builds the lists), in the order given. Ctrl-C stops it between chunks of texts.
+        them, and it builds the lists), in the order given. Ctrl-C stops it between chunks of texts. Python's
+        cycle collector is paused meanwhile; on several threads the calling thread runs it between chunks when it
+        is due (unless you had turned it off), so `gc.callbacks` may fire during the call.
 
         >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
         >>> tok.encode_batch(["low", "lower"]) == [tok.encode("low"), tok.encode("lower")]
