@@ -254,10 +254,17 @@ def child(spec: dict) -> None:
     runs, cpu, out, paired_runs, paired_digests = [], [], None, [], None
     digests = tokens = None
 
+    def keep_digests():
+        """Digests of the latest timed run's ids (before they are freed, and at the end)."""
+        nonlocal digests, tokens
+        if out is not None:
+            digests, tokens = [digest(ids) for ids in out], sum(map(len, out))
+
     def run_paired():
         # One output alive at a time: a kept one (its lists made while bytepair had the cycle collector paused)
         # would be walked by the collector inside the next timed call.
         nonlocal out, paired_digests
+        keep_digests()
         out = None
         t0 = time.perf_counter()
         ids = paired(docs)
@@ -273,9 +280,9 @@ def child(spec: dict) -> None:
         out = encode_all()
         runs.append(time.perf_counter() - t0)
         cpu.append(cpu_seconds() - c0)
-        digests, tokens = [digest(ids) for ids in out], sum(map(len, out))
         if paired is not None and not paired_first:
             run_paired()
+    keep_digests()
     best = min(range(len(runs)), key=runs.__getitem__)
     result = {"runs_s": runs, "seconds": runs[best], "first_s": runs[0], "cpu_per_wall": cpu[best] / runs[best],
               "load_s": load_s, "tokens": tokens, "digests": digests}
@@ -456,7 +463,9 @@ def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int
         backwards = done % 2 == 1
         for g in reversed(groups) if backwards else groups:
             path = Path(g.input())
-            info = infos.setdefault(path, input_info(path, g.worst))
+            if path not in infos:  # read once (setdefault would parse the documents again for every group)
+                infos[path] = input_info(path, g.worst)
+            info = infos[path]
             ref_key = (g.case, g.label, g.encoding)
             limit = worst_timeout if g.worst else timeout
             spec = {"input": str(path), "encoding": g.encoding, "threads": g.threads, "worst": g.worst,
