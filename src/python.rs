@@ -341,13 +341,24 @@ fn train_counts(
 /// Texts per chunk of a parallel `encode_batch` (a few hundred KB of typical documents).
 const BATCH_CHUNK: usize = 64;
 
-/// The thread pool for batch encoding with `threads` threads (0: every core), made once and kept: its
-/// threads keep their piece caches warm from one batch to the next.
+/// Most encoding pools kept between calls (the most recently used ones).
+const POOLS_KEPT: usize = 4;
+
+/// The thread pool for batch encoding with `threads` threads (0: every core; never more than the cores), made
+/// once and kept: its threads keep their piece caches warm from one batch to the next. Only the last few sizes
+/// used are kept, so that trying many thread counts does not leave hundreds of idle threads behind.
 fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
     static POOLS: Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = crate::at_most_cores(threads);
     let mut pools = lock(&POOLS);
-    if let Some((_, pool)) = pools.iter().find(|(n, _)| *n == threads) {
-        return Ok(pool.clone());
+    if let Some(k) = pools.iter().position(|(n, _)| *n == threads) {
+        let kept = pools.remove(k);
+        let pool = kept.1.clone();
+        pools.push(kept);
+        return Ok(pool);
+    }
+    if pools.len() >= POOLS_KEPT {
+        pools.remove(0); // its threads end once no call still uses it
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -506,7 +517,10 @@ impl CoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
         let texts = borrow_texts(&texts)?;
-        let threads = if threads == 0 { std::thread::available_parallelism().map_or(2, |n| n.get()) } else { threads };
+        let threads = match crate::at_most_cores(threads) {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        };
         // Pipelined: `threads - 1` pool threads and this one take chunks of texts in turn, and this thread, which
         // holds the GIL, also turns finished chunks into lists, in order. Building the lists is a fifth of the
         // work and needs the GIL. Done while a full pool encoded (three busy threads on two cores), threads=2

@@ -112,8 +112,8 @@ class Tokenizer:
         disallowed_special: Literal["all"] | Collection[str] = "all",
         threads: int | None = None,
     ) -> list[list[int]]:
-        """Token ids of each text, encoded in parallel (threads=None: every core; the calling thread is one of
-        them, and it builds the lists), in the order given. Ctrl-C stops it between chunks of texts. Python's
+        """Token ids of each text, encoded in parallel (threads=None: every core; never more threads than
+        cores; the calling thread is one of them, and it builds the lists), in the order given. Ctrl-C stops it between chunks of texts. Python's
         cycle collector is paused meanwhile; on several threads the calling thread runs it between chunks when it
         is due (unless you had turned it off), so `gc.callbacks` may fire during the call.
 
@@ -930,8 +930,8 @@ def train(
     tie_break: which of several equally frequent pairs to merge: "first_seen" (the one met first in the corpus,
         the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's) or
         "lexicographic" (the greater pair compared as bytes, Stanford CS336's rule).
-    threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS). The result does
-        not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
+    threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS; never more than
+        the cores). The result does not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
     progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
     errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
 

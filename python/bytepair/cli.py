@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-case", action="store_true", help="do not uppercase the sequences before encoding")
     p.add_argument("--png", metavar="FILE", help="write token-length histograms (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    p.add_argument("--threads", type=int, metavar="N", help="threads to use (default: every core)")
+    p.add_argument("--threads", type=int, metavar="N", help="threads to use (default, and at most: every core)")
     p.set_defaults(run=cmd_dna_stats)
 
     # explain
@@ -343,7 +343,7 @@ def _document_options(p: argparse.ArgumentParser) -> None:
 
 
 def _threads_progress(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threads", type=int, metavar="N", help="threads to use (default: every core)")
+    p.add_argument("--threads", type=int, metavar="N", help="threads to use (default, and at most: every core)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar on stderr (default: when stderr is a terminal)")
 

@@ -145,8 +145,9 @@ enum Work<'a> {
 }
 
 impl WordCounter {
-    /// `threads`: 0 means rayon's default (every core, or `RAYON_NUM_THREADS`).
+    /// `threads`: 0 means rayon's default (every core, or `RAYON_NUM_THREADS`); never more than the cores.
     pub fn new(pattern: Pattern, special_tokens: &[String], lowercase: bool, threads: usize) -> Result<WordCounter> {
+        let threads = crate::at_most_cores(threads);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("bytepair-count-{i}"))
