@@ -459,6 +459,8 @@ def test_verbose_shows_the_traceback():
     loud = run("encode", "-t", "gpt2", "missing.txt", "--verbose")
     assert "Traceback" not in quiet.err and "Traceback" in loud.err
     assert loud.err.rstrip().splitlines()[-1] == quiet.err.strip()
+    before_command = run("-v", "encode", "-t", "gpt2", "missing.txt")  # as `bytepair --help` lists it
+    assert "Traceback" in before_command.err
 
 
 def test_bad_arguments_exit_2():

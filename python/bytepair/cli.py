@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     name = f"bytepair {args.command}"
+    verbose = getattr(args, "verbose", False)
     try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
@@ -73,12 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 0
     except CommandError as e:
-        if args.verbose:
+        if verbose:
             traceback.print_exc()
         print(f"{name}: error: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - every error becomes one clear line
-        if args.verbose:
+        if verbose:
             traceback.print_exc()
         print(f"{name}: error: {_message(e)}", file=sys.stderr)
         return 1
@@ -105,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Byte-Pair Encoding tokenizers: train, encode, decode, count, inspect, view and compare them.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common],
     )
-    parser.set_defaults(verbose=False)
+    # No default for --verbose here: set_defaults would reach the action the subcommands share (`parents`), and
+    # each subcommand would then reset a `bytepair -v COMMAND` to False.
     parser.add_argument("--version", action="version", version=f"bytepair {bytepair.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
