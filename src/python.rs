@@ -426,7 +426,10 @@ impl CoreTokenizer {
         py.detach(|| {
             guarded(|| {
                 let pool = encoding_pool(threads)?;
-                pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect())
+                // Every result, then the first error in text order (collecting into a Result would stop at
+                // whichever error a thread met first: a different message from one run to the next).
+                let results: Vec<_> = pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect());
+                results.into_iter().collect()
             })
         })
     }

@@ -494,3 +494,20 @@ def test_demo_command(tmp_path):
     assert result.code == 0, result.err
     assert "Trained in" in result.text and "decode(encode(sample)) == sample" in result.text
     assert bytepair.Tokenizer.load(tmp_path / "demo.json").vocab_size == 300
+
+
+def test_an_unknown_character_is_reported_where_it_is_in_the_file(tmp_path):
+    """Several pieces encoded in parallel: the error is the first unknown character of the file, every time, at its
+    position in the file (not in the piece the file was cut into)."""
+    run("train", "-", "--mode", "char", "--vocab-size", "40", "-o", tmp_path / "tok", stdin=b"abc abd\n" * 50)
+    line = "abc abd " * 120 + "\n"
+    lines = 3000  # ~2.9 M characters: several pieces of 256 K characters
+    text = line * 1000 + "ab\u543e" + line * (lines - 1000) + "x"
+    (tmp_path / "big.txt").write_text(text, encoding="utf-8")
+    for threads in ("1", "2", "2", "2"):
+        result = run("count", "-t", tmp_path / "tok", tmp_path / "big.txt", "--threads", threads)
+        assert result.code == 1
+        assert f"big.txt: character '\u543e' (U+543E) at character {len(line) * 1000 + 2} of the file" in result.err
+    (tmp_path / "lines.txt").write_text("abc\nab x\n", encoding="utf-8")
+    result = run("encode", "-t", tmp_path / "tok", tmp_path / "lines.txt", "--documents", "line")
+    assert "lines.txt, line 2: character 'x' (U+0078) at character 3 of the text" in result.err, result.err

@@ -169,6 +169,15 @@ class Piece:
     text: str
     last: bool
     source: str  # file name, for messages
+    start: int = 0  # where the piece starts in its file, in characters (split="file")
+    line: int | None = None  # its line number (split="line": the piece is the line; jsonl_field: its field)
+
+    def place(self, message: str) -> str:
+        """`message` (about this piece) with the file name, the line, and positions in the file or line."""
+        within = "file" if self.line is None else "text"
+        message = re.sub(r"at character (\d+)( of the text)?",
+                          lambda m: f"at character {self.start + int(m.group(1))} of the {within}", message)
+        return f"{self.source}{'' if self.line is None else f', line {self.line}'}: {message}"
 
 
 def documents(
@@ -214,18 +223,19 @@ def documents(
                     if not isinstance(value, str):
                         raise ValueError(f"{name}, line {number}: field {jsonl_field!r} is a "
                                          f"{type(value).__name__}, not a string")
-                    yield Piece(value, True, name)
+                    yield Piece(value, True, name, line=number)
                     if progress is not None:
                         progress.update(done + counter.count)
             elif split == "line":
-                for line in stream:
+                for number, line in enumerate(stream, 1):
                     if line.endswith("\n"):
                         line = line[:-2] if line.endswith("\r\n") else line[:-1]
-                    yield Piece(line, True, name)
+                    yield Piece(line, True, name, line=number)
                     if progress is not None:
                         progress.update(done + counter.count)
             else:
                 buffer = ""
+                start = 0  # where `buffer` starts in the file
                 scanned = 0  # no cut before this position of `buffer` (already searched)
                 while True:
                     block = stream.read(piece_chars)
@@ -236,12 +246,13 @@ def documents(
                         continue
                     k = _last_cut(buffer, max(scanned - 2, 0))
                     if k > 0:
-                        yield Piece(buffer[:k], False, name)
+                        yield Piece(buffer[:k], False, name, start)
                         buffer = buffer[k:]
+                        start += k
                     scanned = len(buffer)
                     if progress is not None:
                         progress.update(done + counter.count)
-                yield Piece(buffer, True, name)
+                yield Piece(buffer, True, name, start)
         except UnicodeDecodeError as e:
             raise ValueError(f"{name} is not UTF-8 ({e.reason} at byte {e.start} of a block); pass --errors "
                              f"replace to read it anyway") from None
@@ -400,7 +411,7 @@ def encode_stream(
         except ValueError as e:
             found = re.search(r"special token ('.*?') \(at", str(e))
             if found is None:
-                raise ValueError(f"{batch[0].source}: {e}") from None
+                raise ValueError(_first_failure(tok, batch, allowed, disallowed) or f"{batch[0].source}: {e}") from None
             sources = sorted({p.source for p in batch})
             raise ValueError(f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
                              f"--special allow to encode it as the special token, or --special text to encode it "
@@ -418,6 +429,16 @@ def encode_stream(
             progress.update(tokens=sum(lengths))
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _first_failure(tok: Tokenizer, batch: Sequence[Piece], allowed: list[bool], disallowed: list[bool]) -> str | None:
+    """The error of the batch's first piece that fails alone, placed in its file (None if none does)."""
+    for piece in batch:
+        try:
+            tok._core.encode_packed([piece.text], allowed, disallowed, 1, 4)
+        except ValueError as e:
+            return piece.place(str(e))
+    return None
 
 
 class _IdWriter:
