@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import warnings
 from pathlib import Path
 
 import pytest
@@ -511,3 +512,49 @@ def test_an_unknown_character_is_reported_where_it_is_in_the_file(tmp_path):
     (tmp_path / "lines.txt").write_text("abc\nab x\n", encoding="utf-8")
     result = run("encode", "-t", tmp_path / "tok", tmp_path / "lines.txt", "--documents", "line")
     assert "lines.txt, line 2: character 'x' (U+0078) at character 3 of the text" in result.err, result.err
+
+
+def test_train_says_what_its_tokenizer_cannot_encode_and_leaves_no_stale_files(tmp_path):
+    """Char mode with an end-of-word suffix on a file with blank lines: training reads lines, encoding reads the file
+    whole, so "\\n\\n" has no symbol. Training still succeeds (the files are written), with one warning that says
+    why and what to do; a tokenizer.tiktoken an earlier byte-level training left in the folder is removed."""
+    (tmp_path / "t.txt").write_text("hello world\n\n\nhello again\n", encoding="utf-8")
+    out = tmp_path / "tok"
+    assert run("train", tmp_path / "t.txt", "--vocab-size", "270", "-o", out).code == 0
+    assert (out / files.TIKTOKEN_FILE).exists()
+    result = run("train", tmp_path / "t.txt", "--mode", "char", "--end-of-word-suffix", "</w>",
+                 "--vocab-size", "28", "-o", out)
+    assert result.code == 0, result.err
+    assert "cannot encode its training files read whole" in result.err and "--unk-token" in result.err
+    assert "Traceback" not in result.err and "RuntimeWarning" not in result.err
+    assert not (out / files.TIKTOKEN_FILE).exists() and f"removed the {files.TIKTOKEN_FILE}" in result.text
+    assert files.load_tokenizer(out).settings["end_of_word_suffix"] == "</w>"
+
+
+def test_train_reports_the_texts_size_and_warnings_in_one_line(tmp_path):
+    text = "the cat sat on the mat\n" * 6000
+    with gzip.open(tmp_path / "t.txt.gz", "wt", encoding="utf-8") as f:
+        f.write(text)
+    assert (tmp_path / "t.txt.gz").stat().st_size < 2000  # the size on disk is not the text's
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # this module's mark ignores it
+        result = run("train", tmp_path / "t.txt.gz", "--vocab-size", "100000", "-o", tmp_path / "tok")
+    assert result.code == 0, result.err
+    assert f"training text: {len(text) / 1e6:.1f} MB in 1 file" in result.text, result.text
+    warning, = [line for line in result.err.splitlines() if "warning" in line]
+    assert warning.startswith("bytepair train: warning: the corpus ran out of pairs"), result.err
+
+
+def test_charts_go_where_the_message_says(trained, corpus, tmp_path):
+    pytest.importorskip("matplotlib")
+    result = run("compare", "-t", trained, corpus, "--png", tmp_path / "chart")
+    assert result.code == 0 and f"wrote {tmp_path / 'chart.png'}" in result.err, result.err
+    assert (tmp_path / "chart.png").read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "folder.png").mkdir()
+    result = run("compare", "-t", trained, corpus, "--png", tmp_path / "folder.png")
+    assert result.code == 2 and "is a folder" in result.err
+
+
+def test_inspect_top_0_claims_nothing_about_counts(trained):
+    result = run("inspect", trained, "--top", "0")
+    assert result.code == 0 and "no training counts" not in result.text

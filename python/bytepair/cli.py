@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -34,7 +35,7 @@ examples:
   bytepair train --fasta genome.fa.gz --vocab-size 4096 --chunk-length 1000 -o dna/
       a DNA tokenizer (A/C/G/T/N, no pre-tokenization, [UNK] for other letters)
   bytepair dna-stats -t dna/ genome.fa.gz --png lengths.png     bases per token, k-mer lengths
-  echo "Hello world" | bytepair encode -t gpt2                 ->  15496 995
+  printf "Hello world" | bytepair encode -t gpt2               ->  15496 995
   bytepair encode corpus.txt -t tok/ --format bin --dtype uint16 -o corpus.bin
   bytepair decode corpus.bin -t tok/ --format bin --dtype uint16
   bytepair count -t cl100k_base README.md
@@ -64,7 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = f"bytepair {args.command}"
     verbose = getattr(args, "verbose", False)
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            if not verbose:  # "bytepair train: warning: ...", not Python's file, line and source line
+                warnings.showwarning = lambda message, *_, **__: print(f"{name}: warning: {message}", file=sys.stderr)
+            return int(args.run(args) or 0)
     except KeyboardInterrupt:
         print(f"\n{name}: interrupted", file=sys.stderr)
         return 130
@@ -493,10 +497,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         written, notes = _write_tokenizer_files(tok, out)
         # Bytes per token on the training text, encoded as the tokenizer will encode it.
         progress = files.Progress("measuring bytes per token", bool(options["progress"]))
-        summary = files.encode_stream(
-            tok, files.documents(paths, jsonl_field=args.jsonl_field, cut=files.can_cut(tok), errors=args.errors,
-                                 progress=progress),
-            None, special="allow" if tok.special_tokens else "text", threads=args.threads, progress=progress)
+        try:
+            summary = files.encode_stream(
+                tok, files.documents(paths, jsonl_field=args.jsonl_field, cut=files.can_cut(tok),
+                                     errors=args.errors, progress=progress),
+                None, special="allow" if tok.special_tokens else "text", threads=args.threads, progress=progress)
+        except ValueError as e:
+            # Training reads each line of a file as one text, encoding reads the file whole: whitespace across
+            # lines ("\n\n") then makes pieces training never saw, which a character-level tokenizer with word
+            # markers may have no symbol for. The tokenizer is written and usable; say what it cannot encode.
+            summary, unencodable = None, str(e)
         progress.finish()
     counted = tok.trace
     print(f"Trained in {seconds:.1f} s: {tok!r}")
@@ -505,13 +515,31 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"  vocabulary: {tok.vocab_size} tokens = {specials} special + {tok._core.layout()[1]} base + "
           f"{tok.vocab_size - specials - tok._core.layout()[1]} from {len(tok.merges)} merges"
           + (f" (last merge count {counted[-1][1]})" if counted else ""))
-    print(f"  training text: {_megabytes(size)} in {len(paths)} file{'s' if len(paths) != 1 else ''}, "
-          f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
-          f"{summary.bytes_per_token:.2f} bytes per token")
+    in_files = f"in {len(paths)} file{'s' if len(paths) != 1 else ''}"
+    if summary is None:
+        print(f"  training text: {_megabytes(size)} {in_files} (on disk)")
+    else:  # the text's size (a .gz file's is its compressed size on disk)
+        print(f"  training text: {_megabytes(summary.bytes)} {in_files}, "
+              f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
+              f"{summary.bytes_per_token:.2f} bytes per token")
     print("  wrote " + ", ".join(str(p) for p in written))
     for note in notes:
         print(f"  {note}")
+    if summary is None:
+        print(f"bytepair train: warning: this tokenizer cannot encode its training files read whole: {unencodable}\n"
+              f"  (training reads each line of a file as one text, so pieces that span lines, such as a blank "
+              f"line's \"\\n\\n\", were never seen; add --unk-token '[UNK]', or use --pattern whitespace, which "
+              f"drops whitespace)", file=sys.stderr)
     return 0
+
+
+def _png_path(path: str) -> str:
+    """The file a chart goes to: `path`, with ".png" added when it has no such ending (as matplotlib would add
+    it), and not a folder."""
+    png = path if path.lower().endswith(".png") else path + ".png"
+    if os.path.isdir(png):
+        raise CommandError(f"--png {path}: {png} is a folder; give a file name such as chart.png")
+    return png
 
 
 def _write_tokenizer_files(tok: bytepair.Tokenizer, out: Path) -> tuple[list[Path], list[str]]:
@@ -521,7 +549,7 @@ def _write_tokenizer_files(tok: bytepair.Tokenizer, out: Path) -> tuple[list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = [out / files.OUR_FILE]
     tok.save(written[0])
-    notes = []
+    notes: list[str] = []
     try:
         tok.save_hf(out / files.HF_FILE)
         written.append(out / files.HF_FILE)
@@ -535,6 +563,12 @@ def _write_tokenizer_files(tok: bytepair.Tokenizer, out: Path) -> tuple[list[Pat
             written.append(out / files.TIKTOKEN_FILE)
         except ValueError as e:
             notes.append(f"no {files.TIKTOKEN_FILE}: {e}")
+    # A file of a format this tokenizer does not fit is an earlier tokenizer's, trained into the same folder: left
+    # there, it would be taken for this one.
+    for name in (files.HF_FILE, files.TIKTOKEN_FILE):
+        if out / name not in written and (out / name).is_file():
+            (out / name).unlink()
+            notes.append(f"removed the {name} an earlier training left in {out}")
     return written, notes
 
 
@@ -580,6 +614,7 @@ def _train_fasta(args: argparse.Namespace) -> int:
 
 
 def cmd_dna_stats(args: argparse.Namespace) -> int:
+    png = _png_path(args.png) if args.png else None  # checked before the work
     _positive(args.chunk_length, "--chunk-length")
     _positive(args.threads, "--threads")
     paths = _input_paths(args.fasta)
@@ -609,13 +644,13 @@ def cmd_dna_stats(args: argparse.Namespace) -> int:
             if len(results) > 1:
                 print(("\n" if i else "") + f"{label}:")
             print(st)
-    if args.png:
+    if png:
         from .viz import token_length_histogram
 
         names = ", ".join(os.path.basename(p) for p in paths)
         title = f"{', '.join(results)}: {names}"[:100]
-        token_length_histogram(results if len(results) > 1 else next(iter(results.values())), args.png, title=title)
-        print(f"wrote {args.png}", file=sys.stderr)
+        token_length_histogram(results if len(results) > 1 else next(iter(results.values())), png, title=title)
+        print(f"wrote {png}", file=sys.stderr)
     return 0
 
 
@@ -754,6 +789,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    png = _png_path(args.png) if args.png else None  # checked before the work
     from . import compare
 
     _positive(args.threads, "--threads")
@@ -786,9 +822,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"corpus: {', '.join(args.files)}: {_megabytes(corpus.bytes)}, {corpus.characters:,} characters, "
               f"{corpus.words:,} words (split at whitespace)")
         print(compare.table(rows, markdown=args.markdown))
-    if args.png:
-        compare.chart(rows, args.png, title=f"{', '.join(os.path.basename(f) for f in args.files)[:80]}")
-        print(f"wrote {args.png}", file=sys.stderr)
+    if png:
+        compare.chart(rows, png, title=f"{', '.join(os.path.basename(f) for f in args.files)[:80]}")
+        print(f"wrote {png}", file=sys.stderr)
     return 0
 
 

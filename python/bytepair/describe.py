@@ -122,7 +122,7 @@ class Description:
             lines.append(f"{title} (rank: left + right → new token" + (", training count" if counted else "") + "):")
             for rank, a, b, new, count in rows:
                 lines.append(f"  {rank:>7}: {a} + {b} → {new}" + (f"   {count}" if count is not None else ""))
-        if self.merges and not any(count is not None for *_, count in self.first_merges):
+        if self.first_merges and not any(count is not None for *_, count in self.first_merges):
             lines.append("  (no training counts: this vocabulary was not trained by bytepair)")
         return "\n".join(lines)
 
