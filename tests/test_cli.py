@@ -558,3 +558,15 @@ def test_charts_go_where_the_message_says(trained, corpus, tmp_path):
 def test_inspect_top_0_claims_nothing_about_counts(trained):
     result = run("inspect", trained, "--top", "0")
     assert result.code == 0 and "no training counts" not in result.text
+
+
+def test_viz_says_when_a_file_name_is_shown_as_text_and_refuses_folders_and_non_utf8(trained, tmp_path):
+    result = run("viz", trained, "no_such_file.txt", "--color", "never")
+    assert result.code == 0 and "16 characters" in result.text
+    assert "there is no file 'no_such_file.txt'; showing the argument itself as text" in result.err
+    assert "note" not in run("viz", trained, "hello world", "--color", "never").err
+    folder = run("viz", trained, tmp_path)
+    assert folder.code == 2 and "is a folder" in folder.err
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
+    latin1 = run("viz", trained, tmp_path / "latin1.txt")
+    assert latin1.code == 2 and "is not UTF-8" in latin1.err and "Traceback" not in latin1.err

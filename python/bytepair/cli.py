@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -753,8 +754,18 @@ def _read_text_argument(value: str, errors: str = "strict") -> tuple[str, str]:
         return sys.stdin.buffer.read().decode("utf-8", errors=errors), "standard input"
     if "\n" not in value and len(value) < 4096 and os.path.isfile(value):
         stream, _ = files.open_text(value, errors)
-        with stream:
-            return stream.read(), value
+        try:
+            with stream:
+                return stream.read(), value
+        except UnicodeDecodeError as e:
+            raise CommandError(f"{value} is not UTF-8 ({e.reason} at byte {e.start}); pipe a converted copy "
+                               f"(e.g. iconv -f latin1 {value} | bytepair viz ...)") from None
+    if "\n" not in value and len(value) < 4096 and os.path.isdir(value):
+        raise CommandError(f"{value} is a folder: give a file, a text, or - for standard input")
+    if not any(c.isspace() for c in value) and re.search(r"[/\\]|\.[A-Za-z0-9]{1,5}$", value):
+        # A word that looks like a path: most likely a file name mistyped, so say that it is shown as text.
+        print(f"bytepair viz: note: there is no file {value!r}; showing the argument itself as text",
+              file=sys.stderr)
     return value, "text"
 
 
