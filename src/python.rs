@@ -195,6 +195,12 @@ impl WordCounts {
         self.counter().bytes_seen
     }
 
+    /// Bytes of text inside the counted words (each word's length times its count): what the pattern kept of
+    /// `bytes_seen` (less special tokens; lowercasing may change a few lengths).
+    fn word_bytes(&self) -> PyResult<u64> {
+        guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum()))
+    }
+
     /// The counted words and their counts, in order of first appearance.
     fn items(&self) -> PyResult<Vec<(String, u64)>> {
         guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))

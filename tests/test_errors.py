@@ -3,6 +3,8 @@ panic (PanicException)."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import bytepair
@@ -222,3 +224,14 @@ def test_corpus_too_small_stops_early_with_a_warning():
 def test_min_frequency_stops_training():
     tok = bytepair.train_from_counts({"ab": 5, "cd": 2}, 300, min_frequency=3)
     assert tok.merges == [("a", "b")]
+
+
+def test_a_custom_pattern_that_drops_text_is_said_at_training():
+    with pytest.warns(RuntimeWarning, match=r"the pattern '\[a-z\]\+' matched 66.7% of the training text"):
+        bytepair.train(["line one 12\nline two\n"] * 20, 260, pattern="[a-z]+")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the named patterns, and a custom one that covers every character: silent
+        for pattern in ("gpt2", "cl100k", "o200k", "whitespace", None, r"[a-z]+|\s+|[^a-z\s]+"):
+            bytepair.train(["line one 12\nline two\n"] * 20, 258, pattern=pattern)
+    with pytest.raises(ValueError, match=r"the pattern '\\\\d' matched none of its text"):
+        bytepair.train(["abc"], 300, pattern=r"\d")

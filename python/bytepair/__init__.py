@@ -963,8 +963,10 @@ def train(
     if len(counts) == 0:
         raise ValueError(
             "the corpus is empty: it holds no text to train on"
-            + (" (everything was whitespace, dropped by pattern='whitespace')" if counts.bytes_seen else "")
+            + ("" if not counts.bytes_seen else " (everything was whitespace, dropped by pattern='whitespace')"
+               if pattern == "whitespace" else f" (the pattern {pattern!r} matched none of its text)")
         )
+    _warn_if_the_pattern_drops_text(pattern, counts)
     return _train(counts, vocab_size, mode, initial_alphabet, min_frequency, continuing_subword_prefix,
                   end_of_word_suffix, unk_token, max_token_length, tie_break, show, limit_alphabet)
 
@@ -1176,6 +1178,22 @@ def _show_progress(progress: object) -> bool:
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None, not {progress!r}")
     return progress
+
+
+def _warn_if_the_pattern_drops_text(pattern: str | None, counts: _core.WordCounts) -> None:
+    """A custom pattern that leaves text out of every piece (r"[a-z]+" drops spaces, digits, capitals...): the
+    text it does not match is neither trained on nor encoded (as with tiktoken), and decode(encode(text)) loses
+    it. Said once, at training, with how much; the named patterns cover all text (except "whitespace", which
+    drops whitespace by design)."""
+    if pattern is None or pattern in NAMED_PATTERNS or not counts.bytes_seen:
+        return
+    kept = counts.word_bytes() / counts.bytes_seen
+    if kept < 0.99:  # (special tokens and lowercasing can move it a little)
+        warnings.warn(f"the pattern {pattern!r} matched {kept:.1%} of the training text: the rest is in no piece, "
+                      f"so it was not trained on, and encoding drops it too (decode(encode(text)) != text). If that "
+                      f"is not what you want, make the pattern match every character (appending |\\s+|. to it "
+                      f"does).",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _check_threads(threads: object) -> None:
