@@ -235,3 +235,31 @@ def test_a_custom_pattern_that_drops_text_is_said_at_training():
             bytepair.train(["line one 12\nline two\n"] * 20, 258, pattern=pattern)
     with pytest.raises(ValueError, match=r"the pattern '\\\\d' matched none of its text"):
         bytepair.train(["abc"], 300, pattern=r"\d")
+
+
+def test_loaders_refuse_a_misspelt_pattern_name(shared_data):
+    """Taken as a regex, "r50k" matches nothing: every text would encode to [] without a word."""
+    for pattern in ("r50k", "gtp2", "GPT2"):
+        with pytest.raises(ValueError, match=f"unknown pattern '{pattern}'.*misspelt name"):
+            bytepair.Tokenizer.from_tiktoken(shared_data / "tiktoken" / "r50k_base.tiktoken", pattern=pattern)
+        with pytest.raises(ValueError, match=f"unknown pattern '{pattern}'"):
+            bytepair.Tokenizer.from_gpt2(shared_data / "gpt2" / "encoder.json", shared_data / "gpt2" / "vocab.bpe",
+                                         pattern=pattern)
+    with pytest.raises(ValueError, match="ids must be below 2\\*\\*31"):
+        bytepair.Tokenizer.from_tiktoken(shared_data / "tiktoken" / "r50k_base.tiktoken", pattern="gpt2",
+                                         special_tokens={"<|endoftext|>": 2**32 + 5})
+
+
+def test_unused_ids_have_no_token(shared_data):
+    tok = bytepair.get_encoding("cl100k_base", shared_data)
+    assert tok.id_to_token(100261) is None and tok.id_to_token(100257) == "<|endoftext|>"
+    with pytest.raises(ValueError, match="id 100261 is unused"):
+        tok.token_bytes(100261)
+    assert tok.token_bytes(100257) == b"<|endoftext|>"
+
+
+def test_any_number_of_threads_is_taken():
+    tok = bytepair.train(["a b c"] * 3, 258)
+    assert tok.encode_batch(["a b"], threads=2**70) == [tok.encode("a b")]
+    assert tok.encode_to_numpy(["a b"], threads=2**70)[0].tolist() == tok.encode("a b")
+    assert bytepair.train(["a b c"] * 3, 258, threads=2**70) == tok

@@ -128,7 +128,7 @@ class Tokenizer:
                 raise TypeError(f"texts[{i}] is a {type(text).__name__}, not a str")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         with _no_cyclic_gc() as collector_was_on:
-            return self._core.encode_batch(texts, allowed, disallowed, threads or 0, collector_was_on)
+            return self._core.encode_batch(texts, allowed, disallowed, _thread_request(threads), collector_was_on)
 
     def encode_bytes(
         self,
@@ -181,7 +181,8 @@ class Tokenizer:
         _check_threads(threads)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         narrow = np.dtype(dtype) == np.uint16
-        packed, lengths = self._core.encode_packed(texts, allowed, disallowed, threads or 0, 2 if narrow else 4)
+        packed, lengths = self._core.encode_packed(texts, allowed, disallowed, _thread_request(threads),
+                                                   2 if narrow else 4)
         ids = np.frombuffer(packed, dtype="<u2" if narrow else "<u4")  # a writable view of the bytearray
         if not ids.dtype.isnative:  # pragma: no cover (big-endian machines)
             ids = ids.astype(ids.dtype.newbyteorder("="))
@@ -240,10 +241,13 @@ class Tokenizer:
         pattern: the pre-tokenizer the vocabulary was made with ("gpt2" for r50k/p50k, "cl100k", "o200k").
         special_tokens: {text: id}, e.g. {"<|endoftext|>": 100257}.
         """
+        _check_pattern(pattern)
         specials = dict(special_tokens or {})
         for name, i in specials.items():
             if not isinstance(name, str) or not name or isinstance(i, bool) or not isinstance(i, int) or i < 0:
                 raise TypeError(f"special_tokens must map non-empty str -> int >= 0, got {name!r}: {i!r}")
+            if i >= 1 << 31:
+                raise ValueError(f"special token {name!r} has id {i}: ids must be below 2**31")
         p = os.fspath(path)
         if not os.path.isfile(p):
             raise FileNotFoundError(f"no such tiktoken file: {p!r}")
@@ -266,6 +270,7 @@ class Tokenizer:
                 special_tokens = ["<|endoftext|>"] if '"<|endoftext|>"' in fh.read() else []
         if isinstance(special_tokens, str):
             raise TypeError(f"special_tokens must be a list of strings; write [{special_tokens!r}]")
+        _check_pattern(pattern)
         return cls(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
 
     def save_hf(self, path: PathLike) -> None:
@@ -599,15 +604,18 @@ class Tokenizer:
         return self._ids.get(token)
 
     def id_to_token(self, id: int) -> str | None:
-        """The display form of a token, or None if the id is not in the vocabulary."""
+        """The display form of a token, or None if the id is not in the vocabulary (or unused in it: cl100k has
+        no token 100261)."""
         id = _as_id(id)
-        return self._strings[id] if 0 <= id < self._size else None
+        return (self._strings[id] or None) if 0 <= id < self._size else None
 
     def token_bytes(self, id: int) -> bytes:
         """The raw bytes of one token (without `##` or end-of-word markers)."""
         id = _as_id(id)
         if not 0 <= id < self._size:
             raise ValueError(f"id {id} is not in the vocabulary: valid ids are 0 to {self._size - 1}")
+        if not self._strings[id]:  # every token has a spelling; an empty one is a gap in the ids
+            raise ValueError(f"id {id} is unused in this vocabulary: no token has it")
         return self._core.token_bytes(id)
 
     @property
@@ -1030,13 +1038,7 @@ def train_from_counts(
 def _new_counts(pattern: object, special_tokens: Iterable[str], lowercase: object,
                 threads: object = None) -> _core.WordCounts:
     _check_threads(threads)
-    if pattern is not None and not isinstance(pattern, str):
-        raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
-    if isinstance(pattern, str) and pattern.strip() == "":
-        raise ValueError(f"pattern={pattern!r} is empty: use one of {', '.join(NAMED_PATTERNS[:4])}, None, or a regex")
-    if isinstance(pattern, str) and pattern.isidentifier() and pattern not in NAMED_PATTERNS:
-        raise ValueError(f"unknown pattern {pattern!r}: use one of {', '.join(map(repr, NAMED_PATTERNS[:4]))}, "
-                         f"None (no split), or a regex (a plain word like {pattern!r} is taken for a misspelt name)")
+    _check_pattern(pattern)
     if isinstance(special_tokens, str):
         raise TypeError(f"special_tokens must be a list of strings, not a single string; write [{special_tokens!r}]")
     specials = list(special_tokens)
@@ -1050,7 +1052,7 @@ def _new_counts(pattern: object, special_tokens: Iterable[str], lowercase: objec
         raise ValueError(f"special_tokens lists {duplicates!r} more than once: list each special token once")
     if not isinstance(lowercase, bool):
         raise TypeError(f"lowercase must be True or False, not {lowercase!r}")
-    return _core.WordCounts(pattern, specials, lowercase, threads or 0)
+    return _core.WordCounts(pattern, specials, lowercase, _thread_request(threads))
 
 
 def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_alphabet: object, min_frequency: object,
@@ -1196,9 +1198,27 @@ def _warn_if_the_pattern_drops_text(pattern: str | None, counts: _core.WordCount
                       RuntimeWarning, stacklevel=3)
 
 
+def _check_pattern(pattern: object) -> None:
+    """A pattern is a name, None or a regex; a plain word that is not a name is a misspelt name (taken as a regex,
+    "gtp2" would match nothing, and every text would encode to [])."""
+    if pattern is not None and not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
+    if isinstance(pattern, str) and pattern.strip() == "":
+        raise ValueError(f"pattern={pattern!r} is empty: use one of {', '.join(NAMED_PATTERNS[:4])}, None, or a regex")
+    if isinstance(pattern, str) and pattern.isidentifier() and pattern not in NAMED_PATTERNS:
+        raise ValueError(f"unknown pattern {pattern!r}: use one of {', '.join(map(repr, NAMED_PATTERNS[:4]))}, "
+                         f"None (no split), or a regex (a plain word like {pattern!r} is taken for a misspelt name)")
+
+
 def _check_threads(threads: object) -> None:
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be None (all cores) or an int >= 1, got {threads!r}")
+
+
+def _thread_request(threads: int | None) -> int:
+    """`threads` as the core takes it: 0 for the default; the core gives no more threads than cores, and this
+    keeps a number of any size within what it can take."""
+    return 0 if threads is None else min(threads, 1 << 16)
 
 
 def _check_str(text: object, name: str) -> None:

@@ -407,7 +407,7 @@ def encode_stream(
     for batch in batches(pieces):
         texts = [p.text for p in batch]
         try:
-            packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, threads or 0, width)
+            packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, min(threads or 0, 1 << 16), width)
         except ValueError as e:
             found = re.search(r"special token ('.*?') \(at", str(e))
             if found is None:
