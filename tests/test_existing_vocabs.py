@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -351,6 +352,34 @@ def test_export_to_hf_tokenizer_json(encodings, shared_data, tmp_path, which):
         import transformers  # a test dependency
         fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
         assert fast.encode(samples[1], add_special_tokens=False) == tok.encode(samples[1], allowed_special="all")
+
+
+@pytest.mark.parametrize("pattern", [r"\S+", r"[a-z]+|[0-9]", r"\w+|[^\w\s]+|\s+"])
+def test_byte_level_custom_patterns_round_trip_through_hf(tmp_path, pattern):
+    """Text a custom regex does not match is in no piece (dropped, as tiktoken drops it): the exported
+    tokenizer.json must drop it too, and a HF Split that keeps it (Isolated) must keep it here."""
+    import tokenizers
+    from tokenizers import Regex, pre_tokenizers, trainers
+
+    texts = ["hello world, foo  bar 42\n", " x  y\tZ!"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (that the pattern drops text is the point here)
+        tok = bytepair.train(texts * 5, 290, pattern=pattern)
+    tok.save_hf(tmp_path / "ours.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "ours.json"))
+    for text in texts:
+        assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text), (pattern, text)
+    theirs = tokenizers.Tokenizer(tokenizers.models.BPE())
+    theirs.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), "isolated"),
+                                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    theirs.decoder = tokenizers.decoders.ByteLevel()
+    theirs.train_from_iterator(texts * 5, trainers.BpeTrainer(
+        vocab_size=290, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    theirs.save(str(tmp_path / "theirs.json"))
+    again = bytepair.Tokenizer.from_hf(tmp_path / "theirs.json")
+    for text in texts:
+        assert again.encode(text) == theirs.encode(text, add_special_tokens=False).ids, (pattern, text)
+        assert again.decode(again.encode(text)) == text  # Isolated keeps every character
 
 
 def test_from_hf_reads_the_gpt2_tokenizer_json(shared_data, encodings):

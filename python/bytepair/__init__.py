@@ -321,8 +321,12 @@ class Tokenizer:
         elif pattern == "whitespace":  # HF's Whitespace pre-tokenizer is the same \w+|[^\w\s]+, dropping spaces
             pre_tokenizer = {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, byte_level]}
         else:
+            # The pieces are the regex's matches: text between them is dropped, as tiktoken drops it (cl100k and
+            # o200k match all of any text). HF's Isolated would keep that text as pieces: its inverted Removed.
             regex = _hf_regex(self._core.pattern_regex())
-            split = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+            split = {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Removed", "invert": True}
+            if pattern in ("cl100k", "o200k"):
+                split = {**split, "behavior": "Isolated", "invert": False}
             pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
         model = {
             "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
@@ -491,15 +495,9 @@ class Tokenizer:
             raise unsupported(f"pre-tokenizer {pre.get('type')!r} (need ByteLevel without add_prefix_space)")
         if len(steps) == 1:
             pattern = "gpt2" if steps[0].get("use_regex", True) else None
-        elif len(steps) == 2 and steps[0].get("type") == "Split" and "Regex" in steps[0].get("pattern", {}) \
-                and steps[0].get("behavior") == "Isolated" and not steps[0].get("invert"):
-            from . import reference
-
-            regex = steps[0]["pattern"]["Regex"]
-            # Our own export drops "{1,3}+"'s possessive mark (see save_hf); both forms name the pattern.
-            known = {form: name for name, source in reference.PATTERNS.items()
-                     for form in (source, _hf_regex(source))}
-            pattern = known.get(regex, regex)
+        elif len(steps) == 2 and steps[0].get("type") == "Split":
+            # Which text the split keeps (Isolated keeps what is between matches too) as one of our patterns.
+            pattern = _hf_split_pattern(steps[0], unsupported)
         elif len(steps) == 2 and steps[0].get("type") == "Whitespace":
             pattern = "whitespace"
         else:
@@ -809,6 +807,14 @@ def _hf_char_pattern(steps: list[dict], unsupported) -> str | None:
         return by_type[kind]
     if kind != "Split":
         raise unsupported(f"pre-tokenizer {kind!r}", supported)
+    return _hf_split_pattern(step, unsupported, supported)
+
+
+def _hf_split_pattern(step: dict, unsupported, supported: str = "") -> str:
+    """The bytepair pattern (whose matches are the pieces, the rest dropped) that splits text as a HF Split
+    pre-tokenizer step does."""
+    from . import reference
+
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str) and pattern["Regex"]:
         regex = pattern["Regex"]
@@ -816,6 +822,7 @@ def _hf_char_pattern(steps: list[dict], unsupported) -> str | None:
         regex = _onig_escape(pattern["String"])
     else:
         raise unsupported(f"Split pattern {pattern!r}", supported)
+    # Our own export drops "{1,3}+"'s possessive mark (see save_hf); both forms name the pattern.
     named = {form: name for name in ("gpt2", "cl100k", "o200k", "whitespace")
              for form in (reference.PATTERNS[name], _hf_regex(reference.PATTERNS[name]))}
     gaps = rf"(?:(?!(?:{regex}))[\s\S])+"  # a run of text where the regex does not match
