@@ -61,9 +61,9 @@ def show_token(tok: Tokenizer, id: int) -> str:
     char-level tokens with their `##`/suffix markers — quoted and escaped."""
     display = tok.id_to_token(id)
     if display is None:
+        if 0 <= id < tok.vocab_size:  # a gap in the ids (cl100k has no 100256..100276 but its specials)
+            return "(unused id)"
         raise ValueError(f"id {id} is not in the vocabulary")
-    if display == "":
-        return "(unused id)"
     if display in _specials(tok):
         return display
     if tok.settings["mode"] == "byte":
