@@ -347,6 +347,14 @@ fn train_counts(
 /// Texts per chunk of a parallel `encode_batch` (a few hundred KB of typical documents).
 const BATCH_CHUNK: usize = 64;
 
+/// A bad-input error about `texts[index]` of a batch says so (when the batch has several texts).
+fn naming_text(mut error: Error, index: usize, several: bool) -> Error {
+    if several && error.kind == crate::error::ErrorKind::Value {
+        error.message = format!("texts[{index}]: {}", error.message);
+    }
+    error
+}
+
 /// Most encoding pools kept between calls (the most recently used ones).
 const POOLS_KEPT: usize = 4;
 
@@ -435,7 +443,8 @@ impl CoreTokenizer {
                 // Every result, then the first error in text order (collecting into a Result would stop at
                 // whichever error a thread met first: a different message from one run to the next).
                 let results: Vec<_> = pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect());
-                results.into_iter().collect()
+                let several = texts.len() > 1;
+                results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
         })
     }
@@ -552,7 +561,13 @@ impl CoreTokenizer {
             (k < chunks.len()).then_some(k)
         };
         let encode_chunk = |k: usize| {
-            let result = guarded(|| self.inner.encode_concatenated(chunks[k], &policy));
+            let result = guarded(|| {
+                self.inner.encode_concatenated(chunks[k], &policy).map_err(|e| {
+                    // Which text: the first of the chunk that fails alone (a chunk is at most a few hundred).
+                    let j = chunks[k].iter().position(|t| self.inner.encode(t, &policy).is_err()).unwrap_or(0);
+                    naming_text(e, k * chunk + j, texts.len() > 1)
+                })
+            });
             if result.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }

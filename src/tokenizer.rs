@@ -178,7 +178,7 @@ impl Tokenizer {
                     (valid, e.error_len().unwrap_or(rest.len() - e.valid_up_to()))
                 }
             };
-            ids.extend(self.encode(valid, policy)?);
+            ids.extend(self.encode(valid, policy).map_err(|e| in_bytes(e, valid, offset))?);
             for (i, &b) in rest[valid.len()..valid.len() + bad].iter().enumerate() {
                 match byte_ids[b as usize] {
                     u32::MAX => {
@@ -475,6 +475,23 @@ fn offset_in(whole: &str, part: &str, normalized: &str, piece: &str) -> usize {
     let part_start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
     let in_normalized = (piece.as_ptr() as usize).saturating_sub(normalized.as_ptr() as usize);
     part_start + in_normalized.min(part.len())
+}
+
+/// An error about `text` (a valid stretch starting at byte `offset` of the bytes given to `encode_bytes`) that
+/// says "at character N" of the stretch: said as the byte offset in the bytes instead, which is what their
+/// caller can look up.
+fn in_bytes(mut error: Error, text: &str, offset: usize) -> Error {
+    const AT: &str = "at character ";
+    if let Some(start) = error.message.find(AT) {
+        let digits = &error.message[start + AT.len()..];
+        let len = digits.bytes().take_while(u8::is_ascii_digit).count();
+        if let Ok(n) = digits[..len].parse::<usize>() {
+            let byte = text.char_indices().nth(n).map_or(text.len(), |(b, _)| b);
+            let end = start + AT.len() + len;
+            error.message.replace_range(start..end, &format!("at byte {}", offset + byte));
+        }
+    }
+    error
 }
 
 #[cfg(test)]

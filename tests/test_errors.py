@@ -263,3 +263,21 @@ def test_any_number_of_threads_is_taken():
     assert tok.encode_batch(["a b"], threads=2**70) == [tok.encode("a b")]
     assert tok.encode_to_numpy(["a b"], threads=2**70)[0].tolist() == tok.encode("a b")
     assert bytepair.train(["a b c"] * 3, 258, threads=2**70) == tok
+
+
+def test_batch_and_bytes_errors_say_where(shared_data):
+    tok = bytepair.get_encoding("gpt2", shared_data)
+    with pytest.raises(ValueError, match=r"^texts\[2\]: the text contains the special token '<\|endoftext\|>' "
+                                         r"\(at character 2\)"):
+        tok.encode_batch(["ok"] * 2 + ["x <|endoftext|>"] + ["fine"] * 300, threads=2)
+    with pytest.raises(ValueError, match=r"^texts\[301\]: "):
+        tok.encode_to_numpy(["fine"] * 301 + ["x <|endoftext|>"], threads=2)
+    with pytest.raises(ValueError, match=r"^the text contains"):  # one text: no index
+        tok.encode_batch(["x <|endoftext|>"])
+    with pytest.raises(ValueError, match=r"\(at byte 20\)"):  # bytes: the offset in the bytes, not in characters
+        tok.encode_bytes(b"\xc3\xa9" * 10 + b"<|endoftext|>")
+    with pytest.raises(ValueError, match=r"\(at byte 8\)"):
+        tok.encode_bytes(b"\xff\xfe" + b"\xc3\xa9" * 3 + b"<|endoftext|>")
+    for not_ids in (b"ab", bytearray(b"ab"), "ab"):
+        with pytest.raises(TypeError, match="ids must be a list of token ids"):
+            tok.decode(not_ids)  # type: ignore[arg-type]

@@ -1244,6 +1244,9 @@ def _as_id(value: object) -> int:
 
 
 def _check_ids(ids: Iterable[int]) -> list[int]:
+    if isinstance(ids, (bytes, bytearray, memoryview, str)):  # iterable, but not ids (b"ab" would be [97, 98])
+        raise TypeError(f"ids must be a list of token ids (ints), not {type(ids).__name__}; to read a binary id "
+                        f"file, use numpy.frombuffer(data, dtype='<u2' or '<u4')")
     out = []
     for position, item in enumerate(ids):
         try:
