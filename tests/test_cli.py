@@ -18,7 +18,8 @@ import pytest
 import bytepair
 from bytepair import cli, files, reference
 
-pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
+              pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning")]  # (\S+ on purpose)
 
 CORPUS = "".join(
     f"The {w} sat on the mat, {i} times. Naïve café — 日本語 🎉 {w}s and {w}ing.\n"
@@ -438,6 +439,11 @@ def test_explain_prints_the_textbook_lecture():
     (["compare", "{corpus}"], "nothing to compare"),
     (["encode", "-t", "{tok}", "--threads", "0"], "--threads must be at least 1"),
     (["encode", "-t", "{tok}", "-o", "{tmp}/no/such/dir/x.txt"], "does not exist"),
+    (["train", "{corpus}", "--vocab-size", "300", "--reverse-complement", "-o", "{tmp}"], "is a DNA option"),
+    (["train", "{corpus}", "--vocab-size", "300", "--alphabet", "ACGTN", "--keep-case", "-o", "{tmp}"],
+     "--alphabet, --keep-case are DNA options"),
+    (["train", "{corpus}", "--vocab-size", "300", "-o", " "], "-o is empty"),
+    (["decode", "{tmp}", "-t", "{tok}"], "is a folder"),
 ])
 def test_errors_are_one_line_and_non_zero(argv, message, trained, corpus, tmp_path):
     argv = [a.format(corpus=corpus, tmp=tmp_path, tok=trained) for a in argv]

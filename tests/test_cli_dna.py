@@ -75,6 +75,10 @@ def test_fasta_errors_are_one_line(tmp_path, fasta):
     assert result.code == 2 and "nothing to train on" in result.err
     result = run("train", "--fasta", fasta, "--mode", "char", "--vocab-size", "10", "-o", tmp_path / "o")
     assert result.code == 2 and "--mode is for text" in result.err
+    # Given with the text default's value, still refused (it would be ignored).
+    result = run("train", "--fasta", fasta, "--mode", "byte", "--pattern", "gpt2", "--vocab-size", "10", "-o",
+                 tmp_path / "o")
+    assert result.code == 2 and "--mode, --pattern are for text" in result.err
     result = run("dna-stats", "-t", tmp_path / "nothing", fasta)
     assert result.code == 1
     verbose = subprocess.run([sys.executable, "-m", "bytepair", "train", "--fasta", str(text), "--vocab-size", "10",

@@ -281,3 +281,15 @@ def test_batch_and_bytes_errors_say_where(shared_data):
     for not_ids in (b"ab", bytearray(b"ab"), "ab"):
         with pytest.raises(TypeError, match="ids must be a list of token ids"):
             tok.decode(not_ids)  # type: ignore[arg-type]
+
+
+def test_sizes_beyond_the_cores_limits_are_value_errors(tmp_path):
+    with pytest.raises(ValueError, match="vocab_size=18446744073709551616 is too large"):
+        bytepair.train(["a b"], 2**64)
+    with pytest.raises(ValueError, match="the counts are too large"):
+        bytepair.train_from_counts({"ab": 2**63}, 258)
+    with pytest.raises(ValueError, match="the counts are too large"):
+        bytepair.train_from_counts({"ab": 2**62, "abab": 2**62}, 258)
+    (tmp_path / "vocab.json").write_text('{"model": 19849, "a": 0}', encoding="utf-8")
+    with pytest.raises(ValueError, match="is a vocabulary .token -> id., not a tokenizer.json: .*from_gpt2"):
+        bytepair.Tokenizer.from_hf(tmp_path / "vocab.json")

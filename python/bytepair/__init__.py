@@ -474,6 +474,10 @@ class Tokenizer:
             return ValueError(f"{p!r}: {what} is not supported ({supported})")
 
         model = doc.get("model") or {}
+        if not isinstance(model, dict) and all(isinstance(v, int) for v in list(doc.values())[:100]):
+            raise ValueError(f"{p!r} is a vocabulary (token -> id), not a tokenizer.json: for GPT-2's vocab.json "
+                             f"with merges.txt use Tokenizer.from_gpt2(vocab_json, merges_txt) (the command line: "
+                             f"-t with the folder that holds both)")
         if not isinstance(model, dict) or model.get("type") != "BPE":
             raise unsupported(f"model type {model.get('type') if isinstance(model, dict) else model!r}")
         pre = doc.get("pre_tokenizer") or {}
@@ -1030,6 +1034,12 @@ def train_from_counts(
         if count >= 1 << 64:
             raise ValueError(f"the count of {word!r} is {count}, above the 64-bit limit")
         items.append((word, count))
+    # Pair counts are signed 64-bit: past 2**63 - 1 they would stop growing and the merges would be wrong.
+    most = sum(count * max(len(word.encode("utf-8")) - 1, 0) for word, count in items)
+    if most >= 1 << 63:
+        raise ValueError(f"the counts are too large: pairs could be counted up to {most} times, more than the "
+                         f"2**63 - 1 a pair count holds; divide the counts by {most // (1 << 62) + 1} or more "
+                         f"(the merges depend only on their ratios, up to ties)")
     counts = _new_counts(pattern, special_tokens, lowercase, threads)
     counts.add_counted(items)
     if len(counts) == 0:
@@ -1069,6 +1079,9 @@ def _train(counts: _core.WordCounts, vocab_size: object, mode: object, initial_a
         raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
     if vocab_size < 1:
         raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+    if vocab_size >= 1 << 31:
+        raise ValueError(f"vocab_size={vocab_size} is too large: token ids are below 2**31 (the largest vocabularies "
+                         f"in use have a few hundred thousand tokens)")
     if mode not in MODES:
         raise ValueError(f'unknown mode {mode!r}: use "byte" (256-byte base vocabulary, GPT-2 style) or "char" '
                          f"(the characters seen in the corpus)")

@@ -138,13 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size of the vocabulary, special tokens and base alphabet included")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write the tokenizer to "
                    f"({files.OUR_FILE}, {files.HF_FILE}, and {files.TIKTOKEN_FILE} for byte-level ones)")
-    p.add_argument("--mode", choices=["byte", "char"], default="byte",
+    # Options of one kind of training only default to None (resolved in cmd_train), so that giving one with
+    # its default value to the other kind is still seen and refused.
+    p.add_argument("--mode", choices=["byte", "char"],
                    help="symbols are UTF-8 bytes (default) or characters")
-    p.add_argument("--pattern", default="gpt2", metavar="PATTERN",
+    p.add_argument("--pattern", metavar="PATTERN",
                    help="pre-tokenization: gpt2 (default), cl100k, o200k, whitespace, none, or a regex")
     p.add_argument("--special-token", action="append", default=[], metavar="TOKEN", dest="special_tokens",
                    help="a special token (repeat for several); they get the first ids")
-    p.add_argument("--initial-alphabet", default="all", metavar="ALPHABET",
+    p.add_argument("--initial-alphabet", metavar="ALPHABET",
                    help='"all" (every byte, default), "corpus" (symbols seen), or characters to add, e.g. ACGT')
     p.add_argument("--min-frequency", type=int, default=0, metavar="N", help="stop when the best pair occurs "
                    "fewer times")
@@ -160,11 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="bytes that are not UTF-8: stop (default) or replace them")
     dna = p.add_argument_group("DNA options (with --fasta)")
-    dna.add_argument("--alphabet", default="ACGTN", help="base symbols (default ACGTN); other letters are "
+    dna.add_argument("--alphabet", help="base symbols (default ACGTN); other letters are "
                      "[UNK]")
     dna.add_argument("--chunk-length", type=int, metavar="N", help="cut sequences into windows of N bases "
                      "(default: whole sequences)")
-    dna.add_argument("--ambiguous", choices=["split", "drop", "keep"], default="split",
+    dna.add_argument("--ambiguous", choices=["split", "drop", "keep"],
                      help="N and other IUPAC codes: split sequences at them (default), drop or keep them")
     dna.add_argument("--reverse-complement", action="store_true", help="count both strands: each sequence "
                      "and its reverse complement")
@@ -462,12 +464,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.files:
             raise CommandError("give text FILEs or --fasta files, not both")
         return _train_fasta(args)
+    dna_only = {"--alphabet": args.alphabet is not None, "--chunk-length": args.chunk_length is not None,
+                "--ambiguous": args.ambiguous is not None, "--reverse-complement": args.reverse_complement,
+                "--keep-case": args.keep_case}
+    given = [name for name, used in dna_only.items() if used]
+    if given:
+        raise CommandError(f"{', '.join(given)} {'is a DNA option' if len(given) == 1 else 'are DNA options'}, "
+                           f"for --fasta FILE (for text, --initial-alphabet adds characters)")
+    args.mode, args.pattern = args.mode or "byte", args.pattern or "gpt2"
+    args.initial_alphabet = args.initial_alphabet or "all"
     if not args.files:
         raise CommandError("nothing to train on: give text FILEs (or - for standard input), or --fasta FILE")
     paths = _input_paths(args.files)
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise CommandError(f"-o {args.output!r} is a file; give a folder to write the tokenizer files into")
+    out = _output_folder(args.output)
     pattern = None if args.pattern.lower() == "none" else args.pattern
     alphabet: str | list[str] = args.initial_alphabet
     if alphabet not in ("all", "corpus"):
@@ -534,6 +543,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _output_folder(value: str) -> Path:
+    """train's -o: a folder (made if missing), never a file, nor an empty name (which would be the current one)."""
+    if not value.strip():
+        raise CommandError("-o is empty: give the folder to write the tokenizer files into (e.g. -o tok/)")
+    out = Path(value)
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"-o {value!r} is a file; give a folder to write the tokenizer files into")
+    return out
+
+
 def _png_path(path: str) -> str:
     """The file a chart goes to: `path`, with ".png" added when it has no such ending (as matplotlib would add
     it), and not a folder."""
@@ -576,20 +595,19 @@ def _write_tokenizer_files(tok: bytepair.Tokenizer, out: Path) -> tuple[list[Pat
 def _train_fasta(args: argparse.Namespace) -> int:
     """`train --fasta`: the DNA preset on FASTA/FASTQ files (parsed and counted in the core)."""
     _positive(args.chunk_length, "--chunk-length")
-    text_only = {"--mode": args.mode != "byte", "--pattern": args.pattern != "gpt2", "--jsonl-field":
-                 args.jsonl_field, "--initial-alphabet": args.initial_alphabet != "all", "--lowercase": args.lowercase,
+    text_only = {"--mode": args.mode is not None, "--pattern": args.pattern is not None, "--jsonl-field":
+                 args.jsonl_field, "--initial-alphabet": args.initial_alphabet is not None, "--lowercase": args.lowercase,
                  "--continuing-subword-prefix": args.continuing_subword_prefix, "--end-of-word-suffix":
                  args.end_of_word_suffix, "--limit-alphabet": args.limit_alphabet}
     given = [name for name, used in text_only.items() if used]
     if given:
         raise CommandError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for text; with --fasta use "
                            "--alphabet, --chunk-length, --ambiguous, --reverse-complement, --keep-case")
+    args.alphabet, args.ambiguous = args.alphabet or "ACGTN", args.ambiguous or "split"
     if "-" in args.fasta:
         raise CommandError("--fasta reads files (plain or .gz), not standard input")
     paths = _input_paths(args.fasta)
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise CommandError(f"-o {args.output!r} is a file; give a folder to write the tokenizer files into")
+    out = _output_folder(args.output)
     start = time.perf_counter()
     tok = bytepair.train_dna(
         [Path(p) for p in paths], args.vocab_size, alphabet=args.alphabet, special_tokens=args.special_tokens,
@@ -693,6 +711,8 @@ def cmd_decode(args: argparse.Namespace) -> int:
         raise CommandError("--dtype is for --format bin")
     if args.separator is not None and args.format != "bin":
         raise CommandError("--separator is for --format bin (text and JSON lines end documents at line breaks)")
+    if args.file != "-" and os.path.isdir(args.file):
+        raise CommandError(f"{args.file} is a folder: give a file of ids, or - for standard input")
     if args.file != "-" and not os.path.isfile(args.file):
         raise FileNotFoundError(f"no such file: {args.file!r}")
     tok = _load(args.tokenizer, args.data)
