@@ -33,7 +33,14 @@ pub(crate) fn prefetch<T>(item: &T) {
 /// compete for the same cores, and each costs a stack and its caches — 10 000 of them took 87 s and 1.6 GB to
 /// count a 23-byte file).
 pub fn at_most_cores(requested: usize) -> usize {
-    requested.min(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    requested.min(cores())
+}
+
+/// The cores this process may use, found once (`available_parallelism` reads cgroup files on Linux: tens of
+/// microseconds, which a loop of small batches would pay on every call).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// mimalloc for the core's own allocations: training makes millions of small ones (per-pair occurrence

@@ -536,7 +536,7 @@ impl CoreTokenizer {
         let policy = self.policy(allowed, disallowed)?;
         let texts = borrow_texts(&texts)?;
         let threads = match crate::at_most_cores(threads) {
-            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            0 => crate::cores(),
             n => n,
         };
         // Pipelined: `threads - 1` pool threads and this one take chunks of texts in turn, and this thread, which
