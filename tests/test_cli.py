@@ -444,6 +444,9 @@ def test_explain_prints_the_textbook_lecture():
      "--alphabet, --keep-case are DNA options"),
     (["train", "{corpus}", "--vocab-size", "300", "-o", " "], "-o is empty"),
     (["decode", "{tmp}", "-t", "{tok}"], "is a folder"),
+    (["compare", "-t", "=gpt2", "{corpus}"], "the label before '=' is empty"),
+    (["compare", "-t", "{tok}", "{corpus}", "--json", "--markdown"], "--json and --markdown: choose one"),
+    (["inspect", "{tok}", "--json", "--vocab"], "--vocab and --json: choose one"),
 ])
 def test_errors_are_one_line_and_non_zero(argv, message, trained, corpus, tmp_path):
     argv = [a.format(corpus=corpus, tmp=tmp_path, tok=trained) for a in argv]

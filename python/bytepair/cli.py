@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "merges to show (default 10)")
     p.add_argument("--vocab", action="store_true", help="print the whole vocabulary, one `id<TAB>token` line each "
                    "(invisible characters escaped)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON (not with --vocab)")
     p.set_defaults(run=cmd_inspect)
 
     # viz
@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     _data_option(p)
     p.add_argument("--png", metavar="FILE", help="write a bar chart (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    p.add_argument("--markdown", action="store_true", help="print a markdown table")
+    p.add_argument("--markdown", action="store_true", help="print a markdown table (not with --json)")
     p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines; use this field of each")
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="bytes that are not UTF-8: stop (default) or replace them")
@@ -543,6 +543,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _labelled(spec: str) -> tuple[str, str]:
+    """-t LABEL=TOKENIZER or -t TOKENIZER (labelled by itself) → (label, tokenizer)."""
+    name, _, rest = spec.partition("=")
+    if rest and "/" not in name and not os.path.exists(spec):
+        if not name.strip():
+            raise CommandError(f"-t {spec}: the label before '=' is empty; write -t LABEL={rest} or -t {rest}")
+        return name, rest
+    return spec.rstrip("/"), spec
+
+
 def _output_folder(value: str) -> Path:
     """train's -o: a folder (made if missing), never a file, nor an empty name (which would be the current one)."""
     if not value.strip():
@@ -641,8 +651,7 @@ def cmd_dna_stats(args: argparse.Namespace) -> int:
         raise CommandError("dna-stats reads FASTA/FASTQ files (plain or .gz), not standard input")
     tokenizers: dict[str, bytepair.Tokenizer] = {}
     for spec in args.tokenizers:
-        name, _, rest = spec.partition("=")
-        label, spec = (name, rest) if rest and "/" not in name and not os.path.exists(spec) else (spec.rstrip("/"), spec)
+        label, spec = _labelled(spec)
         if label in tokenizers:
             raise CommandError(f"two tokenizers are named {label!r}: label them, e.g. -t a={spec}")
         tokenizers[label] = _load(spec, args.data)
@@ -751,6 +760,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from . import describe
 
     _positive(args.top, "--top", 0)
+    if args.vocab and args.json:
+        raise CommandError("--vocab and --json: choose one (the vocabulary as id<TAB>token lines, or the summary "
+                           "as JSON)")
     tok = _load(args.tokenizer, args.data)
     out = sys.stdout
     if args.vocab:
@@ -824,15 +836,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare
 
     _positive(args.threads, "--threads")
+    if args.json and args.markdown:
+        raise CommandError("--json and --markdown: choose one")
     if not args.tokenizers and not args.baselines:
         raise CommandError("nothing to compare: give tokenizers with -t (and/or --baseline bytes|chars|words)")
     tokenizers: dict[str, bytepair.Tokenizer | str] = {}
     for spec in args.tokenizers:
-        name, _, rest = spec.partition("=")
-        if rest and "/" not in name and not os.path.exists(spec):
-            label, spec = name, rest
-        else:
-            label = spec.rstrip("/")
+        label, spec = _labelled(spec)
         if label in tokenizers:
             raise CommandError(f"two tokenizers are named {label!r}: label them, e.g. -t a={spec}")
         tokenizers[label] = _load(spec, args.data)
