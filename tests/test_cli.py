@@ -445,6 +445,8 @@ def test_explain_prints_the_textbook_lecture():
     (["train", "{corpus}", "--vocab-size", "300", "-o", " "], "-o is empty"),
     (["decode", "{tmp}", "-t", "{tok}"], "is a folder"),
     (["compare", "-t", "=gpt2", "{corpus}"], "the label before '=' is empty"),
+    (["encode", "-t", ""], "the tokenizer is empty"),
+    (["encode", "-t", "gpt2", "--data", "{tmp}/typo"], "no such folder"),
     (["compare", "-t", "{tok}", "{corpus}", "--json", "--markdown"], "--json and --markdown: choose one"),
     (["inspect", "{tok}", "--json", "--vocab"], "--vocab and --json: choose one"),
 ])

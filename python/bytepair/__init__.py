@@ -869,6 +869,9 @@ def _find_encoding_file(name: str, path: PathLike | None) -> str:
     import hashlib
     import tempfile
 
+    if path is not None and not os.path.isdir(path):  # a typo would otherwise fall through to other places
+        raise FileNotFoundError(f"no such folder: {os.fspath(path)!r} (path= / --data names the folder that holds "
+                                f"{name})")
     places = [os.fspath(p) for p in (path, os.environ.get("BYTEPAIR_DATA")) if p]
     for place in places:
         for candidate in (os.path.join(place, name), os.path.join(place, "tiktoken", name),

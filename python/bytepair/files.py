@@ -53,6 +53,8 @@ def load_tokenizer(spec: str | os.PathLike[str], *, data: str | os.PathLike[str]
       $BYTEPAIR_DATA or tiktoken's cache; never downloaded).
     """
     text = os.fspath(spec)
+    if not text.strip():  # Path("") is the current folder
+        raise ValueError("the tokenizer is empty: give a folder, a file, or a name such as gpt2")
     path = Path(text)
     if path.is_dir():
         for name in (OUR_FILE, HF_FILE):
