@@ -201,6 +201,11 @@ impl WordCounts {
         guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum()))
     }
 
+    /// Bytes of special tokens cut out of the text counted so far (part of `bytes_seen`, in no word).
+    fn special_bytes(&self) -> PyResult<u64> {
+        guarded(|| self.counter().special_bytes())
+    }
+
     /// The counted words and their counts, in order of first appearance.
     fn items(&self) -> PyResult<Vec<(String, u64)>> {
         guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))

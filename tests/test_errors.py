@@ -233,6 +233,10 @@ def test_a_custom_pattern_that_drops_text_is_said_at_training():
         warnings.simplefilter("error")  # the named patterns, and a custom one that covers every character: silent
         for pattern in ("gpt2", "cl100k", "o200k", "whitespace", None, r"[a-z]+|\s+|[^a-z\s]+"):
             bytepair.train(["line one 12\nline two\n"] * 20, 258, pattern=pattern)
+        # Special tokens are in no piece either, but they are not text the pattern dropped (short texts, a
+        # long one cut into pieces, a file of long lines).
+        for corpus in (["ab<|endoftext|>ba", "x<|endoftext|>"] * 3, ["hello world <|endoftext|>" * 50_000]):
+            bytepair.train(corpus, 258, pattern=r"\S+|\s+", special_tokens=["<|endoftext|>"])
     with pytest.raises(ValueError, match=r"the pattern '\\\\d' matched none of its text"):
         bytepair.train(["abc"], 300, pattern=r"\d")
 

@@ -1212,8 +1212,9 @@ def _warn_if_the_pattern_drops_text(pattern: str | None, counts: _core.WordCount
     drops whitespace by design)."""
     if pattern is None or pattern in NAMED_PATTERNS or not counts.bytes_seen:
         return
-    kept = counts.word_bytes() / counts.bytes_seen
-    if kept < 0.99:  # (special tokens and lowercasing can move it a little)
+    text_bytes = counts.bytes_seen - counts.special_bytes()
+    kept = counts.word_bytes() / text_bytes if text_bytes > 0 else 1.0
+    if kept < 0.99:  # (lowercasing can change a few lengths)
         warnings.warn(f"the pattern {pattern!r} matched {kept:.1%} of the training text: the rest is in no piece, "
                       f"so it was not trained on, and encoding drops it too (decode(encode(text)) != text). If that "
                       f"is not what you want, make the pattern match every character (appending |\\s+|. to it "

@@ -42,6 +42,8 @@ pub type WordCounts = IndexMap<String, u64, FxBuildHasher>;
 #[derive(Default)]
 struct LocalCounts {
     table: HashTable<LocalEntry>,
+    /// Bytes of special tokens cut out of the item.
+    special_bytes: u64,
 }
 
 struct LocalEntry {
@@ -132,6 +134,8 @@ pub struct WordCounter {
     pending: Vec<Result<LocalCounts>>,
     /// Bytes of text seen so far (for progress and reports).
     pub bytes_seen: u64,
+    /// Bytes of special tokens cut out of it (folded ones: see `special_bytes`).
+    special_bytes: u64,
 }
 
 /// One unit of parallel work: whole documents, or a piece of a large one.
@@ -161,6 +165,7 @@ impl WordCounter {
             words: WordCounts::default(),
             pending: Vec::new(),
             bytes_seen: 0,
+            special_bytes: 0,
         })
     }
 
@@ -209,7 +214,7 @@ impl WordCounter {
                 if start < i {
                     work.push(Work::Texts(&texts[start..i]));
                 }
-                self.plan_large_document(text, target, &mut work);
+                self.special_bytes += self.plan_large_document(text, target, &mut work);
                 start = i + 1;
                 size = 0;
                 continue;
@@ -250,7 +255,7 @@ impl WordCounter {
                         if run_start < at {
                             work.push(Work::Lines(&item[run_start..at]));
                         }
-                        self.plan_large_document(line, target, &mut work);
+                        self.special_bytes += self.plan_large_document(line, target, &mut work);
                         run_start = at + line.len();
                     }
                     at += line.len();
@@ -274,9 +279,14 @@ impl WordCounter {
     }
 
     /// Cuts a large document into pieces: special tokens come out first (a cut must not split one), then
-    /// each stretch of text is cut at safe points, `target` bytes apart or more.
-    fn plan_large_document<'a>(&self, text: &'a str, target: usize, work: &mut Vec<Work<'a>>) {
+    /// each stretch of text is cut at safe points, `target` bytes apart or more. Returns the special tokens'
+    /// bytes.
+    fn plan_large_document<'a>(&self, text: &'a str, target: usize, work: &mut Vec<Work<'a>>) -> u64 {
+        let mut special_bytes = 0;
         let _ = self.specials.segments(text, |segment| {
+            if let Segment::Special(i) = segment {
+                special_bytes += self.specials.tokens()[i].len() as u64;
+            }
             if let Segment::Text(mut part) = segment {
                 while part.len() > target {
                     match safe_cut(&self.pretokenizer.pattern, part, target) {
@@ -293,6 +303,7 @@ impl WordCounter {
             }
             Ok(())
         });
+        special_bytes
     }
 
     /// Counts the work items in parallel, while folding the previous batch's counts into `words` (in order).
@@ -301,7 +312,7 @@ impl WordCounter {
     /// counting work; overlapping it with the next batch keeps every core busy (measured: serial folding left
     /// one of two cores idle a fifth of the time).
     fn count_work(&mut self, work: &[Work<'_>]) -> Result<()> {
-        let WordCounter { pretokenizer, specials, lowercase, pool, words, pending, .. } = self;
+        let WordCounter { pretokenizer, specials, lowercase, pool, words, pending, special_bytes, .. } = self;
         let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*specials, *lowercase);
         let previous = std::mem::take(pending);
         let (fresh, folded) = pool.install(|| {
@@ -312,7 +323,7 @@ impl WordCounter {
                         .map(|item| count_item(&pretokenizer.clone(), specials, lowercase, item))
                         .collect::<Vec<_>>()
                 },
-                || fold(words, previous),
+                || fold(words, special_bytes, previous),
             )
         });
         *pending = fresh;
@@ -321,7 +332,7 @@ impl WordCounter {
 
     /// Folds the counts still pending into `words`.
     fn flush(&mut self) -> Result<()> {
-        fold(&mut self.words, std::mem::take(&mut self.pending))
+        fold(&mut self.words, &mut self.special_bytes, std::mem::take(&mut self.pending))
     }
 
     /// Takes the words out (training consumes them), leaving the counter empty.
@@ -330,6 +341,12 @@ impl WordCounter {
         self.pool.broadcast(|_| crate::release_freed_memory());
         crate::release_freed_memory();
         Ok(std::mem::take(&mut self.words))
+    }
+
+    /// Bytes of special tokens cut out of the text counted so far.
+    pub fn special_bytes(&mut self) -> Result<u64> {
+        self.flush()?;
+        Ok(self.special_bytes)
     }
 
     /// Word → count, in order of first appearance.
@@ -411,9 +428,11 @@ impl WordCounter {
 }
 
 /// Folds per-item counts into the corpus-wide map, in item order.
-fn fold(words: &mut WordCounts, locals: Vec<Result<LocalCounts>>) -> Result<()> {
+fn fold(words: &mut WordCounts, special_bytes: &mut u64, locals: Vec<Result<LocalCounts>>) -> Result<()> {
     for local in locals {
-        for entry in local?.into_ordered() {
+        let local = local?;
+        *special_bytes += local.special_bytes;
+        for entry in local.into_ordered() {
             let word = &*entry.word;
             match words.raw_entry_mut_v1().from_hash(entry.hash, |w| w.as_str() == word) {
                 RawEntryMut::Occupied(mut e) => *e.get_mut() += entry.count,
@@ -438,7 +457,10 @@ fn count_item(
     let mut document = |text: &str| {
         specials.segments(text, |segment| match segment {
             Segment::Text(part) => count_text(pretokenizer, lowercase, part, &mut local),
-            Segment::Special(_) => Ok(()),
+            Segment::Special(i) => {
+                local.special_bytes += specials.tokens()[i].len() as u64;
+                Ok(())
+            }
         })
     };
     match item {
