@@ -581,3 +581,25 @@ def test_viz_says_when_a_file_name_is_shown_as_text_and_refuses_folders_and_non_
     (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
     latin1 = run("viz", trained, tmp_path / "latin1.txt")
     assert latin1.code == 2 and "is not UTF-8" in latin1.err and "Traceback" not in latin1.err
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file size limit through RLIMIT_FSIZE")
+def test_a_failed_write_names_the_file_and_leaves_nothing_half_written(tmp_path, corpus):
+    import resource
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4_000, 4_000))  # Python ignores SIGXFSZ: writes fail (EFBIG)
+
+    big = tmp_path / "big.txt"
+    big.write_text(CORPUS * 40, encoding="utf-8")
+    for argv, name in ((["train", corpus, "--vocab-size", "2000", "-o", tmp_path / "tok"], "bytepair.json"),
+                       (["encode", "-t", "gpt2", "--data", tmp_path, big, "-o", tmp_path / "ids.txt"], "ids.txt")):
+        if argv[0] == "encode":  # a tokenizer that loads without the shared data
+            argv[2] = str(tmp_path / "tok0")
+            assert run("train", corpus, "--vocab-size", "300", "-o", tmp_path / "tok0").code == 0
+        result = subprocess.run([sys.executable, "-m", "bytepair", *map(str, argv)], capture_output=True, text=True,
+                                timeout=300, preexec_fn=small_files)
+        assert result.returncode == 1, result.stderr
+        assert "File too large" in result.stderr and name in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+        assert not list(tmp_path.glob("**/*.tmp")), list(tmp_path.glob("**/*.tmp"))

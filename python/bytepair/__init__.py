@@ -388,10 +388,7 @@ class Tokenizer:
             "decoder": decoder,
             "model": model,
         }
-        p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, p)
+        _write_whole(Path(path), json.dumps(document, ensure_ascii=False), "utf-8")
 
     def save_tiktoken(self, path: PathLike) -> None:
         """Writes a tiktoken rank file (base64 token and id per line; special tokens are not in it — pass them
@@ -400,10 +397,7 @@ class Tokenizer:
         import base64
 
         lines = [base64.b64encode(b).decode("ascii") + f" {i}\n" for b, i in self._core.tiktoken_ranks()]
-        p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text("".join(lines), encoding="ascii")
-        os.replace(tmp, p)
+        _write_whole(Path(path), "".join(lines), "ascii")
 
     def to_tiktoken(self, name: str = "bytepair"):
         """A `tiktoken.Encoding` with this tokenizer's pattern, ranks and special tokens (needs tiktoken)."""
@@ -639,10 +633,7 @@ class Tokenizer:
     def save(self, path: PathLike) -> None:
         """Writes the tokenizer in bytepair's own format: one human-readable JSON file (settings, special
         tokens, alphabet, then one merge per line with its count). `Tokenizer.load` reads it back exactly."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self._core.to_native(), encoding="utf-8")
-        os.replace(tmp, path)  # never leave a half-written file behind
+        _write_whole(Path(path), self._core.to_native(), "utf-8")
 
     @classmethod
     def load(cls, path: PathLike) -> Tokenizer:
@@ -1237,6 +1228,21 @@ def _check_pattern(pattern: object) -> None:
 def _check_threads(threads: object) -> None:
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be None (all cores) or an int >= 1, got {threads!r}")
+
+
+def _write_whole(path: Path, text: str, encoding: str) -> None:
+    """Writes `text` to `path` whole or not at all: into a temporary file beside it, renamed when complete, and
+    removed if writing fails (a full disk), which is then said with the file's name."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding=encoding)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if e.filename is None:  # a failed write names no file
+            raise OSError(e.errno, e.strerror or str(e), os.fspath(path)) from e
+        raise
 
 
 def _thread_request(threads: int | None) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import re
@@ -399,6 +400,9 @@ def _input_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
+_WRITE_ERRORS = {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}
+
+
 @contextlib.contextmanager
 def _output(path: str | None, binary_ok: bool = True) -> Iterator[BinaryIO]:
     """Standard output, or a file written under a temporary name and renamed when complete (no half-written
@@ -419,6 +423,10 @@ def _output(path: str | None, binary_ok: bool = True) -> Iterator[BinaryIO]:
         with open(tmp, "wb", buffering=1 << 20) as f:
             yield f
         os.replace(tmp, target)
+    except OSError as e:
+        if e.filename is None and e.errno in _WRITE_ERRORS:  # a failed write names no file: name it
+            raise OSError(e.errno, e.strerror or str(e), path) from e
+        raise
     finally:
         if tmp.exists():
             tmp.unlink()
