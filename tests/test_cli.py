@@ -506,6 +506,11 @@ def test_demo_command(tmp_path):
     assert result.code == 0, result.err
     assert "Trained in" in result.text and "decode(encode(sample)) == sample" in result.text
     assert bytepair.Tokenizer.load(tmp_path / "demo.json").vocab_size == 300
+    # Arguments that would fail after the training are refused before it (no "Trained in").
+    for argv, message in ((["--save", tmp_path], "is a folder"), (["--save", tmp_path / "no" / "x.json"],
+                          "does not exist"), (["--vocab-size", "100"], "at least 257")):
+        result = run("demo", *argv)
+        assert result.code == 2 and message in result.err and "Trained in" not in result.text, result.err
 
 
 def test_an_unknown_character_is_reported_where_it_is_in_the_file(tmp_path):

@@ -24,10 +24,17 @@ def stdlib_sources() -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="bytepair demo", description=__doc__.splitlines()[0])
     parser.add_argument("--vocab-size", type=int, default=8192)
     parser.add_argument("--save", type=Path, default=None, help="where to write the tokenizer (bytepair format)")
     args = parser.parse_args(argv)
+    # Checked before the minute of training: a vocabulary smaller than the bytes and the special token, or a
+    # save path that cannot be written.
+    if args.vocab_size < 257:
+        parser.error(f"--vocab-size {args.vocab_size}: at least 257 (the 256 bytes and <|endoftext|>)")
+    if args.save is not None and (args.save.is_dir() or not args.save.parent.is_dir()):
+        parser.error(f"--save {args.save}: " + ("is a folder; give a file name such as tok.json" if args.save.is_dir()
+                                                 else f"the folder {args.save.parent} does not exist"))
 
     files = stdlib_sources()
     if not files:
