@@ -429,7 +429,7 @@ def test_explain_prints_the_textbook_lecture():
     (["encode", "-t", "gpt3"], "unknown tokenizer 'gpt3'"),
     (["train", "missing.txt", "--vocab-size", "300", "-o", "x"], "no such file"),
     (["train", "{corpus}", "--vocab-size", "0", "-o", "{tmp}"], "--vocab-size must be a positive number"),
-    (["train", "{corpus}", "--vocab-size", "100", "-o", "{tmp}"], "vocab_size=100 is smaller than the base"),
+    (["train", "{corpus}", "--vocab-size", "100", "-o", "{tmp}"], "--vocab-size 100 is smaller than the base"),
     (["train", "{corpus}", "--vocab-size", "300", "--pattern", "gpt5", "-o", "{tmp}"], "unknown pattern 'gpt5'"),
     (["encode", "-t", "{tok}", "--format", "text", "--dtype", "uint16"], "--dtype is for --format bin"),
     (["decode", "-t", "{tok}"], "'x' is not a token id"),
@@ -608,3 +608,16 @@ def test_a_failed_write_names_the_file_and_leaves_nothing_half_written(tmp_path,
         assert "File too large" in result.stderr and name in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
         assert not list(tmp_path.glob("**/*.tmp")), list(tmp_path.glob("**/*.tmp"))
+
+
+def test_errors_name_the_options_not_the_library_arguments(tmp_path):
+    (tmp_path / "a.txt").write_text("abc\n", encoding="utf-8")
+    assert run("train", tmp_path / "a.txt", "--mode", "char", "--vocab-size", "6", "-o", tmp_path / "ch").code == 0
+    (tmp_path / "b.txt").write_text("abcx\n", encoding="utf-8")
+    unknown = run("count", "-t", tmp_path / "ch", tmp_path / "b.txt")
+    assert "--unk-token '[UNK]'" in unknown.err and "--initial-alphabet CHARS" in unknown.err, unknown.err
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
+    latin1 = run("train", tmp_path / "latin1.txt", "--vocab-size", "300", "-o", tmp_path / "x")
+    assert "--errors replace" in latin1.err and "errors=" not in latin1.err, latin1.err
+    misspelt = run("train", tmp_path / "a.txt", "--vocab-size", "300", "--pattern", "gtp2", "-o", tmp_path / "x")
+    assert "none (no split)" in misspelt.err, misspelt.err

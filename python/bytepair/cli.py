@@ -69,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             if not verbose:  # "bytepair train: warning: ...", not Python's file, line and source line
-                warnings.showwarning = lambda message, *_, **__: print(f"{name}: warning: {message}", file=sys.stderr)
+                warnings.showwarning = lambda message, *_, **__: print(f"{name}: warning: {_in_option_words(str(message))}",
+                                                                      file=sys.stderr)
             return int(args.run(args) or 0)
     except KeyboardInterrupt:
         print(f"\n{name}: interrupted", file=sys.stderr)
@@ -91,10 +92,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+# The library's messages name its arguments; on the command line, the options that set them.
+_OPTION_WORDS = [
+    (re.compile(r"\bvocab_size=(\d+)"), r"--vocab-size \1"),
+    (re.compile(r'\bunk_token="\[UNK\]"'), "--unk-token '[UNK]'"),
+    (re.compile(r"\binitial_alphabet=\[\.\.\.\]"), "--initial-alphabet CHARS"),
+    (re.compile(r'\berrors="replace"'), "--errors replace"),
+    (re.compile(r"\(path=\.\.\. in Python, or set BYTEPAIR_DATA=folder for the command line\)"),
+     "(--data FOLDER, or BYTEPAIR_DATA=FOLDER)"),
+    (re.compile(r"None \(no split\)"), "none (no split)"),
+    (re.compile(r"bytepair\.train\b(\(\.\.\., [^)]*\))?"), "train without --fasta"),
+    (re.compile(r"\bvocab_size\b"), "--vocab-size"),
+]
+
+
+def _in_option_words(text: str) -> str:
+    """A library message with the command line's options in place of the arguments they set."""
+    for words, option in _OPTION_WORDS:
+        text = words.sub(option, text)
+    return text
+
+
 def _message(e: BaseException) -> str:
     if isinstance(e, OSError) and e.filename and e.strerror:
         return f"{e.strerror}: {e.filename!r}"
-    text = str(e).strip() or type(e).__name__
+    text = _in_option_words(str(e).strip() or type(e).__name__)
     if isinstance(e, (MemoryError, RecursionError)):
         return f"{type(e).__name__}: {text}"
     return text.splitlines()[0] if "\n" in text and len(text) > 300 else text
