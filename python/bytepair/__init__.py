@@ -285,8 +285,12 @@ class Tokenizer:
         WhitespaceSplit (r"\S+"), BertPreTokenizer (the regex `from_hf` reads it as), no pre-tokenizer (None) or
         a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off:
         BPEDecoder (suffix) or WordPiece (prefix), which put spaces back between words, for patterns that drop
-        whitespace; otherwise Replace steps and Fuse, which give exactly `decode`. A custom regex is written as a Split regex; HF runs it with
-        Oniguruma, which reads the usual syntax (classes, \p{..}, look-arounds) as bytepair's fancy-regex does.
+        whitespace; otherwise Replace steps and Fuse, which give exactly `decode`. A custom regex is written as
+        a Split regex that keeps its matches and drops the text between them, as bytepair does. HF runs it with
+        Oniguruma, which reads the usual syntax (\s, \d, \p{..}, look-arounds) as bytepair's fancy-regex does,
+        but not every class alike: Oniguruma's \w also takes ² ³ ¹ ¼ ½ ¾ and not the zero-width (non-)joiners,
+        and its POSIX classes ([[:alpha:]], [[:punct:]]) are Unicode where bytepair's are ASCII. A pattern meant
+        for export is safest written with \p{L}, \p{N} and explicit sets.
 
         Where HF differs from bytepair (ids never do, as long as bytepair can encode the text): without an
         unk_token, HF silently drops characters it has no token for, where bytepair raises ValueError; HF's
