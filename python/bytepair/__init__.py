@@ -945,7 +945,8 @@ def train(
     limit_alphabet: char mode: keep at most this many characters in the base vocabulary (the most frequent;
         those given in initial_alphabet always stay); the others become `unk_token`, which is then required.
     tie_break: which of several equally frequent pairs to merge: "first_seen" (the one met first in the corpus,
-        the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's) or
+        the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's
+        without word markers; see the README for markers) or
         "lexicographic" (the greater pair compared as bytes, Stanford CS336's rule).
     threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS; never more than
         the cores). The result does not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
