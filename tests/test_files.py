@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 import bytepair
 from conftest import examples
 
-pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
+              pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning")]  # (\S+ on purpose)
 
 CORPUS = ["The cat sat on the mat.\n", "The dog sat on the log.\n", "Über café naïve — 日本 🎉\n", "a\x00b\tc\r\n"]
 
