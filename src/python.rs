@@ -121,9 +121,10 @@ impl WordCounts {
     }
 
     /// Counts the cleaned pieces of nucleotide sequences (each piece one word, followed by its reverse
-    /// complement if asked). `first` is the index of the first sequence, for messages. Returns (records,
+    /// complement if asked; `rna`: A pairs with U). `first` is the index of the first sequence, for messages. Returns (records,
     /// pieces, bases) counted.
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (sequences, first, uppercase, ambiguous, chunk_length, reverse_complement, rna=false))]
     fn add_sequences(
         &self,
         py: Python<'_>,
@@ -133,8 +134,10 @@ impl WordCounts {
         ambiguous: &str,
         chunk_length: Option<usize>,
         reverse_complement: bool,
+        rna: bool,
     ) -> PyResult<(u64, u64, u64)> {
         let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        let reverse_complement = other_strand(reverse_complement, rna);
         py.detach(|| {
             guarded(|| {
                 let mut counter = self.counter();
@@ -152,6 +155,8 @@ impl WordCounts {
 
     /// Reads a FASTA/FASTQ file (plain or gzip) and counts the cleaned pieces of its records. Returns
     /// (records, pieces, bases) counted.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, uppercase, ambiguous, chunk_length, reverse_complement, rna=false))]
     fn add_fasta(
         &self,
         py: Python<'_>,
@@ -160,8 +165,10 @@ impl WordCounts {
         ambiguous: &str,
         chunk_length: Option<usize>,
         reverse_complement: bool,
+        rna: bool,
     ) -> PyResult<(u64, u64, u64)> {
         let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        let reverse_complement = other_strand(reverse_complement, rna);
         py.detach(|| {
             guarded(|| {
                 let mut counter = self.counter();
@@ -209,6 +216,14 @@ impl WordCounts {
     /// The counted words and their counts, in order of first appearance.
     fn items(&self) -> PyResult<Vec<(String, u64)>> {
         guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))
+    }
+}
+
+fn other_strand(reverse_complement: bool, rna: bool) -> dna::OtherStrand {
+    match (reverse_complement, rna) {
+        (false, _) => dna::OtherStrand::No,
+        (true, false) => dna::OtherStrand::Dna,
+        (true, true) => dna::OtherStrand::Rna,
     }
 }
 

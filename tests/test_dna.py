@@ -172,6 +172,22 @@ def test_reverse_complement_counts_both_strands():
         assert vocab_list(a) == vocab_list(b)
 
 
+def test_rna_reverse_complement_pairs_a_with_u(tmp_path):
+    """With an RNA alphabet (U, no T) the other strand is RNA too: A pairs with U (it became T, a letter outside
+    the alphabet: [UNK] at every A, or an error without unk_token)."""
+    assert bytepair.reverse_complement("AACGUu", rna=True) == "aACGUU"
+    rng = random.Random(5)
+    sequences = [random_dna(rng, 300).replace("T", "U") for _ in range(3)]
+    both = [s for seq in sequences for s in (seq, bytepair.reverse_complement(seq, rna=True))]
+    tok = bytepair.train_dna(sequences, 60, alphabet="ACGUN", reverse_complement=True)
+    assert tok.trace == reference_dna(both, 60, alphabet="ACGUN").trace
+    bytepair.train_dna(sequences, 60, alphabet="ACGUN", reverse_complement=True, unk_token=None)  # no T anywhere
+    fasta = tmp_path / "rna.fa"
+    fasta.write_text("".join(f">r{i}\n{s}\n" for i, s in enumerate(sequences)), encoding="ascii")
+    from_file = bytepair.train_dna(fasta, 60, alphabet="ACGUN", reverse_complement=True)
+    assert from_file.trace == tok.trace
+
+
 def test_chunks_uppercase_and_ambiguous_codes_before_training():
     seq = "acgtNNNNNACGTTRACGaaccggtt" * 20
     tok = bytepair.train_dna([seq], 40, chunk_length=7)

@@ -34,6 +34,7 @@ AMBIGUOUS = ("keep", "split", "drop")
 _BATCH_BASES = 8 << 20
 
 _COMPLEMENT = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "TGCAANYRMKVBHDSWtgcaanyrmkvbhdsw")
+_COMPLEMENT_RNA = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "UGCAANYRMKVBHDSWugcaanyrmkvbhdsw")
 
 
 class FastaRecord(NamedTuple):
@@ -129,16 +130,18 @@ def read_fasta(
     return list(iter_fasta(path, uppercase=uppercase, ambiguous=ambiguous, chunk_length=chunk_length))
 
 
-def reverse_complement(sequence: str) -> str:
-    """The reverse complement of a nucleotide sequence: A↔T, C↔G, U→A, IUPAC codes complemented (R↔Y, K↔M,
-    B↔V, D↔H; N, S, W unchanged), case kept, anything else (gaps) left as it is.
+def reverse_complement(sequence: str, rna: bool = False) -> str:
+    """The reverse complement of a nucleotide sequence: A↔T (A↔U with rna=True), C↔G, U→A, IUPAC codes
+    complemented (R↔Y, K↔M, B↔V, D↔H; N, S, W unchanged), case kept, anything else (gaps) left as it is.
 
     >>> reverse_complement("AACGTRn")
     'nYACGTT'
+    >>> reverse_complement("AACGU", rna=True)
+    'ACGUU'
     """
     if not isinstance(sequence, str):
         raise TypeError(f"sequence must be a str, not {type(sequence).__name__}")
-    return sequence.translate(_COMPLEMENT)[::-1]
+    return sequence.translate(_COMPLEMENT_RNA if rna else _COMPLEMENT)[::-1]
 
 
 def train_dna(
@@ -176,9 +179,10 @@ def train_dna(
         default alphabet, other codes become unk_token unless in `alphabet`).
     chunk_length: cut sequences into windows of this many bases before training (e.g. 1000), as DNABERT-2
         does; None trains on whole sequences (a chromosome is one word — still linear time).
-    reverse_complement: count both strands: each sequence (window) is followed by its reverse complement, so
-        pair counts do not depend on which strand the file holds (nor does the vocabulary with tie_break="hf"
-        or "lexicographic"; "first_seen" breaks ties by order of appearance). Training input doubles.
+    reverse_complement: count both strands: each sequence (window) is followed by its reverse complement (A
+        pairs with U when the alphabet is RNA's: it has U and no T), so pair counts do not depend on which strand
+        the file holds (nor does the vocabulary with tie_break="hf" or "lexicographic"; "first_seen" breaks ties
+        by order of appearance). Training input doubles.
     tie_break, min_frequency, max_token_length, threads, progress: as in `bytepair.train`.
 
     Encoding a sequence afterwards is linear in its length, even for a whole chromosome:
@@ -203,7 +207,9 @@ def train_dna(
                          f"uppercase: use an uppercase alphabet, or uppercase=False")
     counts = _new_counts(None, special_tokens, False, threads)
     show = _show_progress(progress)
-    options = (uppercase, ambiguous, chunk_length, reverse_complement)
+    # An RNA alphabet (U, no T): the other strand pairs A with U, so that it is spelt in the same alphabet.
+    rna = "U" in alphabet.upper() and "T" not in alphabet.upper()
+    options = (uppercase, ambiguous, chunk_length, reverse_complement, rna)
     read = [0, 0, 0]  # records, pieces, bases
 
     def add(result: tuple[int, int, int]) -> None:

@@ -171,14 +171,15 @@ fn windows(
 }
 
 /// The reverse complement of a nucleotide sequence (IUPAC codes complemented, case kept; other characters —
-/// gaps — kept as they are).
-pub fn reverse_complement(seq: &[u8]) -> Vec<u8> {
-    seq.iter().rev().map(|&b| complement(b)).collect()
+/// gaps — kept as they are). `rna`: A pairs with U (else with T).
+pub fn reverse_complement(seq: &[u8], rna: bool) -> Vec<u8> {
+    seq.iter().rev().map(|&b| complement(b, rna)).collect()
 }
 
 #[inline]
-fn complement(b: u8) -> u8 {
+fn complement(b: u8, rna: bool) -> u8 {
     let upper = match b.to_ascii_uppercase() {
+        b'A' if rna => b'U',
         b'A' => b'T',
         b'T' | b'U' => b'A',
         b'C' => b'G',
@@ -628,8 +629,9 @@ mod tests {
 
     #[test]
     fn reverse_complement_keeps_case_and_iupac() {
-        assert_eq!(reverse_complement(b"ACGTNacgtRYn-"), b"-nRYacgtNACGT");
-        assert_eq!(reverse_complement(b"AACGTt"), b"aACGTT");
-        assert_eq!(reverse_complement(b"RYKMBVDHSWN"), b"NWSDHBVKMRY");
+        assert_eq!(reverse_complement(b"ACGTNacgtRYn-", false), b"-nRYacgtNACGT");
+        assert_eq!(reverse_complement(b"AACGTt", false), b"aACGTT");
+        assert_eq!(reverse_complement(b"RYKMBVDHSWN", false), b"NWSDHBVKMRY");
+        assert_eq!(reverse_complement(b"AACGUu", true), b"aACGUU"); // RNA: A pairs with U
     }
 }

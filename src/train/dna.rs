@@ -15,18 +15,30 @@ pub struct SequenceStats {
     pub bases: u64,
 }
 
+/// Whether each piece's reverse complement is counted right after it, and what A pairs with: T in DNA, U in RNA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtherStrand {
+    No,
+    Dna,
+    Rna,
+}
+
 /// Cleans one sequence (as read, or given as text) and counts its pieces.
 pub fn add_sequence(
     counter: &mut WordCounter,
     name: &str,
     seq: Vec<u8>,
     options: &SequenceOptions,
-    reverse_complement: bool,
+    reverse_complement: OtherStrand,
     stats: &mut SequenceStats,
 ) -> Result<()> {
     stats.records += 1;
     fasta::pieces(name, seq, options, |_, piece| {
-        let rc = reverse_complement.then(|| fasta::reverse_complement(&piece));
+        let rc = match reverse_complement {
+            OtherStrand::No => None,
+            OtherStrand::Dna => Some(fasta::reverse_complement(&piece, false)),
+            OtherStrand::Rna => Some(fasta::reverse_complement(&piece, true)),
+        };
         for strand in std::iter::once(piece).chain(rc) {
             stats.pieces += 1;
             stats.bases += strand.len() as u64;
@@ -44,7 +56,7 @@ pub fn add_fasta(
     counter: &mut WordCounter,
     path: &str,
     options: &SequenceOptions,
-    reverse_complement: bool,
+    reverse_complement: OtherStrand,
     mut on_progress: impl FnMut(u64) -> Result<()>,
 ) -> Result<SequenceStats> {
     let mut reader = FastaReader::open(path)?;
@@ -67,7 +79,7 @@ mod tests {
         let mut counter = WordCounter::new(Pattern::None, &[], false, 1).unwrap();
         let options = SequenceOptions { uppercase: true, ambiguous: Ambiguous::Split, chunk_length: Some(4) };
         let mut stats = SequenceStats::default();
-        add_sequence(&mut counter, "r", b"aaccNNNggttA".to_vec(), &options, true, &mut stats).unwrap();
+        add_sequence(&mut counter, "r", b"aaccNNNggttA".to_vec(), &options, OtherStrand::Dna, &mut stats).unwrap();
         let words: Vec<(String, u64)> = counter.words().unwrap().iter().map(|(w, c)| (w.clone(), *c)).collect();
         let want = [("AACC", 2), ("GGTT", 2), ("A", 1), ("T", 1)];
         assert_eq!(words, want.map(|(w, c)| (w.to_string(), c)));
