@@ -297,3 +297,22 @@ def test_sizes_beyond_the_cores_limits_are_value_errors(tmp_path):
     (tmp_path / "vocab.json").write_text('{"model": 19849, "a": 0}', encoding="utf-8")
     with pytest.raises(ValueError, match="is a vocabulary .token -> id., not a tokenizer.json: .*from_gpt2"):
         bytepair.Tokenizer.from_hf(tmp_path / "vocab.json")
+
+
+def test_a_missing_file_among_file_names_is_not_taken_for_text(tmp_path):
+    """A list of str is read as files when all of them are; with one misspelt, it was trained on as text (the
+    file names themselves), silently."""
+    (tmp_path / "a.txt").write_text("hello world\n" * 10, encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match=r"no such file: '.*typo\.txt'; the list's other 1 item is a file"):
+        bytepair.train([str(tmp_path / "a.txt"), str(tmp_path / "typo.txt")], 260)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bytepair.train([str(tmp_path / "a.txt"), "hello there"], 258)  # a text among them: all texts, as documented
+
+
+def test_dna_stats_refuses_a_path_that_names_no_file():
+    tok = bytepair.train_dna(["ACGTACGTTTACGTAC" * 20], 12)
+    for path in ("/no/such/genome.fa", "reads.fq.gz", "x.fasta"):
+        with pytest.raises(FileNotFoundError, match="no such FASTA/FASTQ file"):
+            bytepair.dna_stats(tok, path)
+    assert bytepair.dna_stats(tok, "ACGT.GT").bases == 7  # a sequence with a gap, not a file name

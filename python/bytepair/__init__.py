@@ -1132,9 +1132,24 @@ def _corpus_files(corpus: object) -> list[str] | None:
         if all(isinstance(x, os.PathLike) for x in corpus):
             return [p for x in corpus for p in _expand_path(x, hint_text=False)]
         # HF-style list of file names: str items that all name existing files.
-        if all(isinstance(x, str) and "\n" not in x and len(x) < 4096 and os.path.isfile(x) for x in corpus):
+        names = all(isinstance(x, str) and "\n" not in x and len(x) < 4096 for x in corpus)
+        if names and all(os.path.isfile(x) for x in corpus):
             return [str(x) for x in corpus]
+        # Some name files and the others read as paths too: a typo, not a corpus of file names as text.
+        if names and any(os.path.isfile(x) for x in corpus) and all(
+                os.path.isfile(x) or _reads_as_a_path(x) for x in corpus):  # type: ignore[arg-type]
+            missing = [x for x in corpus if not os.path.isfile(x)]  # type: ignore[arg-type]
+            found = len(corpus) - len(missing)
+            raise FileNotFoundError(f"no such file: {missing[0]!r}" + (f" (and {len(missing) - 1} more)"
+                                    if len(missing) > 1 else "") + f"; the list's other {found} item"
+                                    f"{' is a file' if found == 1 else 's are files'}. (A list of str is read "
+                                    f"as file names when all of them are files, else as texts.)")
     return None
+
+
+def _reads_as_a_path(text: str) -> bool:
+    """A word without spaces that has a path separator or ends in a file extension ("data/a.txt", "b.jsonl")."""
+    return not any(c.isspace() for c in text) and bool(re.search(r"[/\\]|\.[A-Za-z][A-Za-z0-9]{0,5}$", text))
 
 
 def _corpus_items(corpus: object) -> Iterator[tuple[str, object]]:

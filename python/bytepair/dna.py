@@ -18,6 +18,7 @@ genome, so memory stays a few bytes per base.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Union
@@ -34,6 +35,7 @@ AMBIGUOUS = ("keep", "split", "drop")
 _BATCH_BASES = 8 << 20
 
 _COMPLEMENT = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "TGCAANYRMKVBHDSWtgcaanyrmkvbhdsw")
+_NUCLEOTIDES = "ACGTUNRYKMSWBDHV"
 _COMPLEMENT_RNA = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "UGCAANYRMKVBHDSWugcaanyrmkvbhdsw")
 
 
@@ -128,6 +130,15 @@ def read_fasta(
     ['chr1 test:1-4', 'chr1 test:5-8', 'chr2']
     """
     return list(iter_fasta(path, uppercase=uppercase, ambiguous=ambiguous, chunk_length=chunk_length))
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """A str that is not a file but reads as a path ("genome.fa", "data/x.fq.gz"): a '/', or an extension
+    with a letter no sequence has ("ACGT.GT" is a sequence with a gap), and no line break."""
+    if "\n" in text or len(text) >= 4096:
+        return False
+    extension = re.search(r"\.([A-Za-z0-9]{1,5})$", text)
+    return "/" in text or "\\" in text or bool(extension and set(extension.group(1).upper()) - set(_NUCLEOTIDES))
 
 
 def reverse_complement(sequence: str, rna: bool = False) -> str:
@@ -341,6 +352,9 @@ def dna_stats(tokenizer, sequences: str | Iterable[str | FastaRecord] | PathLike
     if isinstance(sequences, os.PathLike) or (isinstance(sequences, str) and os.path.isfile(sequences)):
         source: Iterable = iter_fasta(sequences, uppercase=uppercase)
     elif isinstance(sequences, str):
+        if _looks_like_a_path(sequences):  # a path with a typo, not a sequence to measure
+            raise FileNotFoundError(f"no such FASTA/FASTQ file: {sequences!r}. To measure a sequence, pass it as "
+                                    f"it is (letters only) or in a list")
         source = [sequences]
     else:
         source = sequences
