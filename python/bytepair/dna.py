@@ -41,7 +41,7 @@ _COMPLEMENT_RNA = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "UGCAANYRMKV
 
 class FastaRecord(NamedTuple):
     """One FASTA/FASTQ record (or a piece of one): `name` is its header line without `>`/`@` — with
-    `:start-end` (1-based, inclusive) added when the piece is a window or a stretch of the record — and
+    `:start-end` (1-based, inclusive; with ambiguous="drop", in the bases kept) added when the piece is a window or a stretch of the record — and
     `sequence` its bases."""
 
     name: str
@@ -97,7 +97,8 @@ def iter_fasta(
         sequence at each run of them (one record per stretch), or "drop" them.
     chunk_length: cut each sequence into windows of this many bases (the last may be shorter).
 
-    Pieces that are not a whole record are named `name:start-end` (1-based, inclusive). FASTQ quality lines
+    Pieces that are not a whole record are named `name:start-end` (1-based, inclusive; with ambiguous="drop",
+    positions count the bases kept, as the pieces are cut after dropping). FASTQ quality lines
     are skipped. A file that is not FASTA/FASTQ, or a sequence with characters that are not nucleotide codes,
     raises ValueError naming the file and line.
     """

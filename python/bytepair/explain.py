@@ -101,8 +101,10 @@ class Lecture:
                           for i, s in enumerate(self.steps, 1)), sep="   ")
         if self.tokenized:
             out.append("")
-            out += textwrap.wrap("To tokenize a new word, split it the same way (a symbol never seen becomes [UNK]) "
-                                 "and apply the merges in that order:", _WIDTH)
+            unseen = "a symbol never seen becomes [UNK]" if self.mode == "char" else \
+                "every byte has a symbol, seen or not"
+            out += textwrap.wrap(f"To tokenize a new word, split it the same way ({unseen}) and apply the merges in "
+                                 f"that order:", _WIDTH)
             for word, history in self.tokenized:
                 parts = [" ".join(map(_show, history[0][0]))]
                 for split, pair in history[1:]:
