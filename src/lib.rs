@@ -43,6 +43,38 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Runs `work` (which uses rayon's parallel iterators) on this process's own pool. Not on rayon's global pool:
+/// after `fork` a child has none of its parent's threads, and a global pool made before the fork waits for
+/// them forever (a `multiprocessing` pool with the fork start method hung on unpickling its first tokenizer). A
+/// child makes a pool of its own on first use; the parent's is left alone (its threads are not the child's).
+pub fn on_own_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    match own_pool() {
+        Some(pool) => pool.install(work),
+        None => work(), // could not start threads: rayon's global pool, as before
+    }
+}
+
+/// This process's pool for `on_own_pool` (None if its threads cannot be started).
+pub fn own_pool() -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    static POOL: std::sync::Mutex<Option<(u32, std::sync::Arc<rayon::ThreadPool>)>> = std::sync::Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, pool)) = slot.as_ref()
+        && *owner == pid
+    {
+        return Some(pool.clone());
+    }
+    if let Some((_, parents)) = slot.take() {
+        // We are a forked child and this is the parent's pool: dropping it would signal threads that do not
+        // exist here.
+        std::mem::forget(parents);
+    }
+    let pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("bytepair-{i}")).build().ok()?;
+    let pool = std::sync::Arc::new(pool);
+    *slot = Some((pid, pool.clone()));
+    Some(pool)
+}
+
 /// mimalloc for the core's own allocations: training makes millions of small ones (per-pair occurrence
 /// lists, per-item words), and glibc's malloc/free took ~15% of the merge loop (perf); with mimalloc,
 /// training 110 MB @ 32k is ~20% faster.

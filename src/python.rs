@@ -382,9 +382,17 @@ const POOLS_KEPT: usize = 4;
 /// once and kept: its threads keep their piece caches warm from one batch to the next. Only the last few sizes
 /// used are kept, so that trying many thread counts does not leave hundreds of idle threads behind.
 fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
-    static POOLS: Mutex<Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    type Pools = Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>;
+    static POOLS: Mutex<(u32, Pools)> = Mutex::new((0, Vec::new()));
     let threads = crate::at_most_cores(threads);
-    let mut pools = lock(&POOLS);
+    let mut guard = lock(&POOLS);
+    let (owner, pools) = &mut *guard;
+    if *owner != std::process::id() {
+        // A forked child: the pools are the parent's, whose threads are not here (a batch would wait for them
+        // forever). Left alone rather than dropped (dropping signals those threads), and new ones made.
+        std::mem::forget(std::mem::take(pools));
+        *owner = std::process::id();
+    }
     if let Some(k) = pools.iter().position(|(n, _)| *n == threads) {
         let kept = pools.remove(k);
         let pool = kept.1.clone();
@@ -462,7 +470,8 @@ impl CoreTokenizer {
                 let pool = encoding_pool(threads)?;
                 // Every result, then the first error in text order (collecting into a Result would stop at
                 // whichever error a thread met first: a different message from one run to the next).
-                let results: Vec<_> = pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect());
+                let results: Vec<_> =
+                    pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect());
                 let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
@@ -521,7 +530,9 @@ impl CoreTokenizer {
         py.detach(|| {
             self.inner.prepare();
             crate::release_freed_memory();
-            rayon::spawn_broadcast(|_| crate::release_freed_memory());
+            if let Some(pool) = crate::own_pool() {
+                pool.spawn_broadcast(|_| crate::release_freed_memory());
+            }
         });
         self.id_objects(py);
     }

@@ -164,3 +164,23 @@ def test_more_threads_than_cores_get_the_cores():
     assert tok.encode_batch(texts[:2], threads=3) == [tok.encode(t) for t in texts[:2]]
     # Encoding pools kept: at most 4 of at most `cores` threads each; counting's pool ends with its counts.
     assert _threads_alive() - before <= 4 * cores, (before, _threads_alive(), cores)
+
+
+def _work_in_a_child(args):
+    tok, texts = args
+    return tok.encode_batch(texts, threads=2), [tok.encode(t) for t in texts], bytepair.train(texts, 262).merges
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_can_use_bytepair():
+    """multiprocessing's fork start method (Linux's default): the child has none of the parent's threads. A
+    tokenizer unpickled there, a batch on threads and a training must not wait for them (they hung forever)."""
+    import multiprocessing
+
+    texts = ["Hello world! Hello there, 日本 🎉", "the cat sat on the mat"] * 50
+    want = TOK.encode_batch(texts, threads=2)  # the parent's pools exist before the fork
+    merges = bytepair.train(texts, 262).merges
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map_async(_work_in_a_child, [(TOK, texts)] * 2).get(timeout=60)
+    for batch, one_by_one, child_merges in results:
+        assert batch == want and one_by_one == want and child_merges == merges

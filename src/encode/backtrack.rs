@@ -286,15 +286,17 @@ impl Backtracker {
             len_shorter[id as usize][0] = 1;
         }
         // Each token's own merges (on all cores: ~0.1 s of o200k's build on one).
-        let own: Vec<Option<(u32, u32, u32)>> = tokens
-            .par_iter()
-            .enumerate()
-            .map_init(Vec::new, |symbols, (id, bytes)| match bytes {
-                Some(bytes) if bytes.len() >= 2 => own_last_merge(bytes, byte_ids, pairs, symbols)
-                    .and_then(|(left, right, rank, result)| (result == id as u32).then_some((left, right, rank))),
-                _ => None,
-            })
-            .collect();
+        let own: Vec<Option<(u32, u32, u32)>> = crate::on_own_pool(|| {
+            tokens
+                .par_iter()
+                .enumerate()
+                .map_init(Vec::new, |symbols, (id, bytes)| match bytes {
+                    Some(bytes) if bytes.len() >= 2 => own_last_merge(bytes, byte_ids, pairs, symbols)
+                        .and_then(|(left, right, rank, result)| (result == id as u32).then_some((left, right, rank))),
+                    _ => None,
+                })
+                .collect()
+        });
         let mut merged: Vec<(u32, u32)> = Vec::new(); // (id, rank of its own last merge), by id
         for (id, own) in own.into_iter().enumerate() {
             if let (Some((left, right, rank)), Some(bytes)) = (own, tokens[id]) {

@@ -410,21 +410,23 @@ impl PieceEncoder {
         let builds_itself: Vec<bool> = if whole_always {
             Vec::new()
         } else {
-            tokens
-                .par_iter()
-                .enumerate()
-                .map_init(
-                    || (Scratch::default(), Vec::new()),
-                    |(scratch, out), (id, bytes)| {
-                        out.clear();
-                        bytes.is_some_and(|bytes| {
-                            bytes.len() >= 2
-                                && encoder.merge_by_rank(bytes, NONE, scratch, out).is_ok()
-                                && out[..] == [id as u32]
-                        })
-                    },
-                )
-                .collect()
+            crate::on_own_pool(|| {
+                tokens
+                    .par_iter()
+                    .enumerate()
+                    .map_init(
+                        || (Scratch::default(), Vec::new()),
+                        |(scratch, out), (id, bytes)| {
+                            out.clear();
+                            bytes.is_some_and(|bytes| {
+                                bytes.len() >= 2
+                                    && encoder.merge_by_rank(bytes, NONE, scratch, out).is_ok()
+                                    && out[..] == [id as u32]
+                            })
+                        },
+                    )
+                    .collect()
+            })
         };
         let mut whole = HashTable::new();
         for (id, bytes) in tokens.iter().enumerate() {

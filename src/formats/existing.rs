@@ -142,25 +142,27 @@ pub fn vocab_from_tiktoken(
         Error::value(format!("{}: a tiktoken vocabulary must have a token for each of the 256 bytes", py_repr(source)))
     })?;
     // Each token's two parts, on all cores (o200k: 200 K merges); then, in id order (ids are ranks), the merges.
-    let parts: Vec<Option<(u32, u32)>> = vocab
-        .tokens
-        .par_iter()
-        .enumerate()
-        .map_init(
-            || (Scratch::default(), Vec::new()),
-            |(scratch, parts), (id, token)| {
-                if token.special || token.bytes.len() < 2 {
-                    return None;
-                }
-                parts.clear();
-                encoder.split_below(&token.bytes, id as u32, scratch, parts);
-                match parts[..] {
-                    [left, right] => Some((left, right)),
-                    _ => None,
-                }
-            },
-        )
-        .collect();
+    let parts: Vec<Option<(u32, u32)>> = crate::on_own_pool(|| {
+        vocab
+            .tokens
+            .par_iter()
+            .enumerate()
+            .map_init(
+                || (Scratch::default(), Vec::new()),
+                |(scratch, parts), (id, token)| {
+                    if token.special || token.bytes.len() < 2 {
+                        return None;
+                    }
+                    parts.clear();
+                    encoder.split_below(&token.bytes, id as u32, scratch, parts);
+                    match parts[..] {
+                        [left, right] => Some((left, right)),
+                        _ => None,
+                    }
+                },
+            )
+            .collect()
+    });
     for (id, (left, right)) in parts.into_iter().enumerate().filter_map(|(id, p)| Some((id as u32, p?))) {
         let rank = vocab.merges.len() as u32;
         vocab.merges.push(Merge { left, right, result: id });
