@@ -751,7 +751,9 @@ impl CoreTokenizer {
         Ok((packed, lengths))
     }
 
-    /// Ids with the (start, end) offsets of each token in the text, in bytes or characters.
+    /// (id, start, end) of each token, offsets in the text in bytes or characters. Made here as the final
+    /// tuples: a list of ids and a list of spans zipped in Python held three lists at once (100 MB of English:
+    /// 6.9 GB).
     fn encode_with_offsets(
         &self,
         py: Python<'_>,
@@ -759,9 +761,10 @@ impl CoreTokenizer {
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
         chars: bool,
-    ) -> PyResult<crate::tokenizer::IdsAndSpans> {
+    ) -> PyResult<Vec<(u32, usize, usize)>> {
         let policy = self.policy(allowed, disallowed)?;
-        py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))
+        let (ids, spans) = py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))?;
+        Ok(ids.into_iter().zip(spans).map(|(id, (start, end))| (id, start, end)).collect())
     }
 
     /// Encodes bytes that may not be valid UTF-8.

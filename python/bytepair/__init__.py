@@ -210,8 +210,7 @@ class Tokenizer:
         if unit not in ("byte", "char"):
             raise ValueError(f'unit must be "byte" or "char", got {unit!r}')
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        ids, spans = self._core.encode_with_offsets(text, allowed, disallowed, unit == "char")
-        return [(i, s, e) for i, (s, e) in zip(ids, spans)]
+        return self._core.encode_with_offsets(text, allowed, disallowed, unit == "char")
 
     def count(
         self,
