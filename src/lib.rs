@@ -43,36 +43,52 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Runs `work` (which uses rayon's parallel iterators) on this process's own pool. Not on rayon's global pool:
-/// after `fork` a child has none of its parent's threads, and a global pool made before the fork waits for
-/// them forever (a `multiprocessing` pool with the fork start method hung on unpickling its first tokenizer). A
-/// child makes a pool of its own on first use; the parent's is left alone (its threads are not the child's).
+/// Runs `work` (which uses rayon's parallel iterators) on this process's default pool (`thread_pool(0)`), not
+/// on rayon's global pool: after `fork` a child has none of its parent's threads, and a global pool made before
+/// the fork waits for them forever (a `multiprocessing` pool with the fork start method hung on unpickling its
+/// first tokenizer).
 pub fn on_own_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
-    match own_pool() {
-        Some(pool) => pool.install(work),
-        None => work(), // could not start threads: rayon's global pool, as before
+    match thread_pool(0) {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(), // could not start threads: rayon's global pool, as before
     }
 }
 
-/// This process's pool for `on_own_pool` (None if its threads cannot be started).
-pub fn own_pool() -> Option<std::sync::Arc<rayon::ThreadPool>> {
-    static POOL: std::sync::Mutex<Option<(u32, std::sync::Arc<rayon::ThreadPool>)>> = std::sync::Mutex::new(None);
-    let pid = std::process::id();
-    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((owner, pool)) = slot.as_ref()
-        && *owner == pid
-    {
-        return Some(pool.clone());
+/// Most pools kept between calls (the most recently used sizes).
+const POOLS_KEPT: usize = 4;
+
+/// This process's pool of `threads` threads (0: rayon's default, every core or `RAYON_NUM_THREADS`; never more
+/// than the cores), made once and kept: a batch's threads keep their piece caches warm from one call to the
+/// next. Only the last few sizes used are kept, so that trying many thread counts leaves no idle threads
+/// behind. In a forked child the parent's pools are forgotten, not dropped (dropping signals threads that do
+/// not exist there), and new ones made.
+pub fn thread_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, error::Error> {
+    type Pools = Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>;
+    static POOLS: std::sync::Mutex<(u32, Pools)> = std::sync::Mutex::new((0, Vec::new()));
+    let threads = at_most_cores(threads);
+    let mut guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    let (owner, pools) = &mut *guard;
+    if *owner != std::process::id() {
+        std::mem::forget(std::mem::take(pools));
+        *owner = std::process::id();
     }
-    if let Some((_, parents)) = slot.take() {
-        // We are a forked child and this is the parent's pool: dropping it would signal threads that do not
-        // exist here.
-        std::mem::forget(parents);
+    if let Some(k) = pools.iter().position(|(n, _)| *n == threads) {
+        let kept = pools.remove(k);
+        let pool = kept.1.clone();
+        pools.push(kept);
+        return Ok(pool);
     }
-    let pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("bytepair-{i}")).build().ok()?;
+    if pools.len() >= POOLS_KEPT {
+        pools.remove(0); // its threads end once no call still uses it
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("bytepair-{i}"))
+        .build()
+        .map_err(|e| error::Error::value(format!("cannot start {threads} threads: {e}")))?;
     let pool = std::sync::Arc::new(pool);
-    *slot = Some((pid, pool.clone()));
-    Some(pool)
+    pools.push((threads, pool.clone()));
+    Ok(pool)
 }
 
 /// mimalloc for the core's own allocations: training makes millions of small ones (per-pair occurrence

@@ -367,49 +367,13 @@ fn train_counts(
 /// Texts per chunk of a parallel `encode_batch` (a few hundred KB of typical documents).
 const BATCH_CHUNK: usize = 64;
 
-/// A bad-input error about `texts[index]` of a batch says so (when the batch has several texts).
+/// A bad-input error about `texts[index]` of a batch says so (when the batch has several texts). `files.py`
+/// reads the index back from this prefix to place the error in its file.
 fn naming_text(mut error: Error, index: usize, several: bool) -> Error {
     if several && error.kind == crate::error::ErrorKind::Value {
         error.message = format!("texts[{index}]: {}", error.message);
     }
     error
-}
-
-/// Most encoding pools kept between calls (the most recently used ones).
-const POOLS_KEPT: usize = 4;
-
-/// The thread pool for batch encoding with `threads` threads (0: every core; never more than the cores), made
-/// once and kept: its threads keep their piece caches warm from one batch to the next. Only the last few sizes
-/// used are kept, so that trying many thread counts does not leave hundreds of idle threads behind.
-fn encoding_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, Error> {
-    type Pools = Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>;
-    static POOLS: Mutex<(u32, Pools)> = Mutex::new((0, Vec::new()));
-    let threads = crate::at_most_cores(threads);
-    let mut guard = lock(&POOLS);
-    let (owner, pools) = &mut *guard;
-    if *owner != std::process::id() {
-        // A forked child: the pools are the parent's, whose threads are not here (a batch would wait for them
-        // forever). Left alone rather than dropped (dropping signals those threads), and new ones made.
-        std::mem::forget(std::mem::take(pools));
-        *owner = std::process::id();
-    }
-    if let Some(k) = pools.iter().position(|(n, _)| *n == threads) {
-        let kept = pools.remove(k);
-        let pool = kept.1.clone();
-        pools.push(kept);
-        return Ok(pool);
-    }
-    if pools.len() >= POOLS_KEPT {
-        pools.remove(0); // its threads end once no call still uses it
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("bytepair-encode-{i}"))
-        .build()
-        .map_err(|e| Error::value(format!("cannot start {threads} encoding threads: {e}")))?;
-    let pool = std::sync::Arc::new(pool);
-    pools.push((threads, pool.clone()));
-    Ok(pool)
 }
 
 /// The `gc` module and its thresholds, if its collector runs by them (None, and no collection between chunks,
@@ -467,7 +431,7 @@ impl CoreTokenizer {
         let policy = self.policy(allowed, disallowed)?;
         py.detach(|| {
             guarded(|| {
-                let pool = encoding_pool(threads)?;
+                let pool = crate::thread_pool(threads)?;
                 // Every result, then the first error in text order (collecting into a Result would stop at
                 // whichever error a thread met first: a different message from one run to the next).
                 let results: Vec<_> =
@@ -530,7 +494,7 @@ impl CoreTokenizer {
         py.detach(|| {
             self.inner.prepare();
             crate::release_freed_memory();
-            if let Some(pool) = crate::own_pool() {
+            if let Ok(pool) = crate::thread_pool(0) {
                 pool.spawn_broadcast(|_| crate::release_freed_memory());
             }
         });
@@ -680,7 +644,7 @@ impl CoreTokenizer {
             drop(sender);
             pump(receiver);
         } else {
-            let helpers = encoding_pool(threads - 1).map_err(to_py)?;
+            let helpers = crate::thread_pool(threads - 1).map_err(to_py)?;
             helpers.in_place_scope(|scope| {
                 for _ in 1..threads {
                     let sender = sender.clone();
