@@ -824,7 +824,7 @@ def _read_text_argument(value: str, errors: str = "strict") -> tuple[str, str]:
                                f"(e.g. iconv -f latin1 {value} | bytepair viz ...)") from None
     if "\n" not in value and len(value) < 4096 and os.path.isdir(value):
         raise CommandError(f"{value} is a folder: give a file, a text, or - for standard input")
-    if not any(c.isspace() for c in value) and re.search(r"[/\\]|\.[A-Za-z0-9]{1,5}$", value):
+    if bytepair._reads_as_a_path(value):
         # A word that looks like a path: most likely a file name mistyped, so say that it is shown as text.
         print(f"bytepair viz: note: there is no file {value!r}; showing the argument itself as text",
               file=sys.stderr)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, Literal
 
-from . import ENCODINGS, Tokenizer, get_encoding
+from . import ENCODINGS, Tokenizer, _thread_request, get_encoding
 
 __all__ = [
     "OUR_FILE", "HF_FILE", "TIKTOKEN_FILE", "load_tokenizer", "documents", "Piece", "encode_stream",
@@ -409,11 +409,15 @@ def encode_stream(
     for batch in batches(pieces):
         texts = [p.text for p in batch]
         try:
-            packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, min(threads or 0, 1 << 16), width)
+            packed, lengths = tok._core.encode_packed(texts, allowed, disallowed, _thread_request(threads), width)
         except ValueError as e:
-            found = re.search(r"special token ('.*?') \(at", str(e))
+            # The core names the first text that failed ("texts[i]: ..." when it was given several).
+            named = re.match(r"texts\[(\d+)\]: ", str(e))
+            piece = batch[int(named.group(1))] if named else batch[0]
+            message = str(e)[named.end():] if named else str(e)
+            found = re.search(r"special token ('.*?') \(at", message)
             if found is None:
-                raise ValueError(_first_failure(tok, batch, allowed, disallowed) or f"{batch[0].source}: {e}") from None
+                raise ValueError(piece.place(message)) from None
             sources = sorted({p.source for p in batch})
             raise ValueError(f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
                              f"--special allow to encode it as the special token, or --special text to encode it "
@@ -431,16 +435,6 @@ def encode_stream(
             progress.update(tokens=sum(lengths))
     summary.seconds = time.perf_counter() - start
     return summary
-
-
-def _first_failure(tok: Tokenizer, batch: Sequence[Piece], allowed: list[bool], disallowed: list[bool]) -> str | None:
-    """The error of the batch's first piece that fails alone, placed in its file (None if none does)."""
-    for piece in batch:
-        try:
-            tok._core.encode_packed([piece.text], allowed, disallowed, 1, 4)
-        except ValueError as e:
-            return piece.place(str(e))
-    return None
 
 
 class _IdWriter:
