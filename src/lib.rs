@@ -47,7 +47,22 @@ pub fn cores() -> usize {
 /// on rayon's global pool: after `fork` a child has none of its parent's threads, and a global pool made before
 /// the fork waits for them forever (a `multiprocessing` pool with the fork start method hung on unpickling its
 /// first tokenizer).
+///
+/// Called on a thread of some rayon pool (a caller's parallel loop whose first encode builds the tokenizer's
+/// tables in a `OnceLock`), `work` runs on a pool made for it, waited for by a plain thread: `install` from a
+/// pool's thread lets that thread run its own pool's other jobs while it waits, and one of them, needing the
+/// same `OnceLock`, waited on this very thread's initialisation for ever (seen: a 1-thread pool encoding
+/// documents hung on its first long piece). The waiting threads may fill the default pool, hence a new one.
 pub fn on_own_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| match rayon::ThreadPoolBuilder::new().num_threads(cores()).build() {
+                Ok(pool) => pool.install(work),
+                Err(_) => work(), // could not start threads: this plain thread's global pool
+            });
+            waiter.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+    }
     match thread_pool(0) {
         Ok(pool) => pool.install(work),
         Err(_) => work(), // could not start threads: rayon's global pool, as before

@@ -522,6 +522,27 @@ mod tests {
     }
 
     #[test]
+    fn a_first_encode_inside_a_callers_pool_does_not_hang() {
+        // The first encode builds the piece encoder (and a long piece its backtracker) in a OnceLock, on several
+        // threads. From a thread of a caller's pool, waiting for that work let the thread take the pool's next
+        // text, whose encode waited on the OnceLock this same thread was initialising: a hang.
+        use rayon::prelude::*;
+        let tok = trained(&[("hello", 5), (" world", 3), ("123", 4)], 280, Mode::Byte, None);
+        let policy = all(&tok, false);
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+            let texts: Vec<String> = (0..64).map(|i| format!("hello world {i}{}", "1".repeat(300))).collect();
+            let ids: Vec<Vec<u32>> =
+                pool.install(|| texts.par_iter().map(|t| tok.encode(t, &policy).unwrap()).collect());
+            let alone = Tokenizer::new(tok.vocab.clone(), Pattern::Gpt2, false, &["<eot>".into()]).unwrap();
+            let _ = done.send(texts.iter().zip(&ids).all(|(t, ids)| alone.encode(t, &policy).unwrap() == *ids));
+        });
+        let same = result.recv_timeout(std::time::Duration::from_secs(60)).expect("encoding in a 1-thread pool hung");
+        assert!(same, "ids differ from encoding one text at a time");
+    }
+
+    #[test]
     fn byte_mode_round_trips_anything() {
         let tok = trained(&[("hello", 5), (" world", 3)], 270, Mode::Byte, None);
         let text = "hello world — ünïcödé 🎉\0";
