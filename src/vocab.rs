@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::error::{Error, Result, py_repr};
+use crate::error::{Error, Result, py_repr, py_repr_bytes};
 
 /// How a word is cut into initial symbols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,6 +252,7 @@ impl Vocab {
             if s.is_empty() {
                 return Err(Error::value("a special token cannot be the empty string".to_string()));
             }
+            vocab.refuse_a_display_lookalike(s, "special token")?;
             vocab.push_token(Token {
                 bytes: s.as_bytes().to_vec(),
                 display: s.clone(),
@@ -266,6 +267,7 @@ impl Vocab {
                 if u.is_empty() {
                     return Err(Error::value("unk_token cannot be the empty string".to_string()));
                 }
+                vocab.refuse_a_display_lookalike(u, "unk_token")?;
                 vocab.push_token(Token {
                     bytes: u.as_bytes().to_vec(),
                     display: u.to_string(),
@@ -301,6 +303,28 @@ impl Vocab {
         vocab.num_base = vocab.tokens.len() - vocab.num_special;
         vocab.rebuild_byte_ids();
         Ok(vocab)
+    }
+
+    /// In byte mode, tokens are known by their display form (a byte 0xB6 is "¶", the bytes " the" are "Ġthe"),
+    /// and a special token shares the id of a token displayed as its text. That is harmless when both spell the
+    /// same bytes ("<|endoftext|>" is both), but a special "¶" or "Ġthe" took the id of byte 0xB6 or of the
+    /// merge " the": ordinary text then encoded to the special's id and decoded to other text. Such a text (only
+    /// display characters, not all of them printable ASCII) is refused.
+    fn refuse_a_display_lookalike(&self, text: &str, what: &str) -> Result<()> {
+        if self.style.mode != Mode::Byte {
+            return Ok(());
+        }
+        let displayed: Option<Vec<u8>> = text.chars().map(char_to_byte).collect();
+        match displayed {
+            Some(bytes) if bytes != text.as_bytes() => Err(Error::value(format!(
+                "{what} {} is also how the bytes {} are shown in a byte-level vocabulary, so the two would share an \
+                 id and ordinary text would decode wrongly; name it with printable ASCII only (such as \
+                 \"<|name|>\"), or include a character that is not one of the 256 byte display characters",
+                py_repr(text),
+                py_repr_bytes(&bytes),
+            ))),
+            _ => Ok(()),
+        }
     }
 
     fn push_token(&mut self, token: Token) -> u32 {

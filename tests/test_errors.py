@@ -316,3 +316,19 @@ def test_dna_stats_refuses_a_path_that_names_no_file():
         with pytest.raises(FileNotFoundError, match="no such FASTA/FASTQ file"):
             bytepair.dna_stats(tok, path)
     assert bytepair.dna_stats(tok, "ACGT.GT").bases == 7  # a sequence with a gap, not a file name
+
+
+@pytest.mark.parametrize("special", ["¶", "Ġthe", "café", "<|é|>"])
+def test_a_byte_level_special_token_that_reads_as_other_bytes_is_refused(special):
+    # "¶" is how byte 0xB6 is shown, "Ġthe" the merge b" the": the special took that token's id, and ordinary
+    # text ("schön", " the") encoded to the special and decoded to other text.
+    with pytest.raises(ValueError, match=r"is also how the bytes b'.*' are shown .* printable ASCII"):
+        bytepair.train(["the cat sat on the mat, schön"] * 20, 270, special_tokens=[special])
+
+
+def test_byte_level_special_tokens_that_spell_their_own_bytes_are_kept():
+    tok = bytepair.train(["the cat sat on the mat, schön"] * 20, 270,
+                         special_tokens=["<|endoftext|>", "[UNK]", "▁x", "日本"])
+    for text in ["schön", "a cat sat on the mat", "<|endoftext|>"]:
+        assert tok.decode(tok.encode_ordinary(text)) == text
+        assert not set(tok.encode_ordinary(text)) & {0, 1, 2, 3}
