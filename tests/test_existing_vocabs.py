@@ -402,6 +402,43 @@ def test_from_hf_names_what_it_does_not_support(tmp_path):
         bytepair.Tokenizer.from_hf(tmp_path / "broken.json")
 
 
+def _hf_byte_level(tmp_path, edit) -> str:
+    """A byte-level tokenizer.json trained by HF, with `edit(doc)` applied."""
+    from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
+
+    hf = HFTokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.train_from_iterator(["hello <mask> world, answers answer sw"] * 5, trainers.BpeTrainer(
+        vocab_size=280, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    doc = json.loads(hf.to_str())
+    edit(doc)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def _added(content, **flags):
+    return {"id": 280, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": True, **flags}
+
+
+@pytest.mark.parametrize("edit, message", [
+    # Ignored before: HF eats the space before "<mask>" (lstrip), bytepair kept it: other ids.
+    (lambda d: d.update(added_tokens=[_added("<mask>", lstrip=True)]), "'<mask>' with lstrip=True"),
+    (lambda d: d.update(added_tokens=[_added("<rs>", rstrip=True)]), "'<rs>' with rstrip=True"),
+    (lambda d: d.update(added_tokens=[_added("sw", single_word=True)]), "'sw' with single_word=True"),
+    (lambda d: d.update(normalizer={"type": "Lowercase"}, added_tokens=[_added("<MASK>", normalized=True)]),
+     "normalized=True under Lowercase"),
+    # HF splits each Whitespace piece again with GPT-2's regex.
+    (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        {"type": "Whitespace"}, {**d["pre_tokenizer"], "use_regex": True}]}), "use_regex=True after 'Whitespace'"),
+    (lambda d: d.update(normalizer=[{"type": "Lowercase"}]), r"normalizer \[\{'type': 'Lowercase'\}\]"),
+])
+def test_from_hf_byte_level_refuses_what_would_give_other_ids(tmp_path, edit, message):
+    with pytest.raises(ValueError, match=message):
+        bytepair.Tokenizer.from_hf(_hf_byte_level(tmp_path, edit))
+
+
 def test_alternating_tokenizers_on_one_thread(encodings, shared_data):
     """Each thread keeps caches for its last four encoders: cycling through more than four, one text at a time,
     evicts and reuses them on every call, and must not leak one vocabulary's ids into another's."""

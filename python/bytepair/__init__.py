@@ -434,8 +434,9 @@ class Tokenizer:
         drops characters it has no token for; bytepair raises ValueError naming the character.
 
         Anything else — WordPiece/Unigram models, byte_fallback, dropout, other normalisers (NFKC,
-        BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), added tokens with
-        lstrip/rstrip/single_word (or normalized=True under Lowercase) — raises ValueError naming it.
+        BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), a ByteLevel step with
+        use_regex=True after a Split or Whitespace step, added tokens with lstrip/rstrip/single_word (or
+        normalized=True under Lowercase), in byte-level and char-level files alike — raises ValueError naming it.
 
         >>> import os, tempfile
         >>> from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
@@ -491,11 +492,16 @@ class Tokenizer:
         normalizer = doc.get("normalizer")
         lowercase = normalizer == {"type": "Lowercase"}
         if normalizer is not None and not lowercase:
-            raise unsupported(f"normalizer {normalizer.get('type')!r}")
+            raise unsupported(f"normalizer {normalizer.get('type') if isinstance(normalizer, dict) else normalizer!r}")
         if steps[-1].get("type") != "ByteLevel" or steps[-1].get("add_prefix_space"):
             raise unsupported(f"pre-tokenizer {pre.get('type')!r} (need ByteLevel without add_prefix_space)")
         if len(steps) == 1:
             pattern = "gpt2" if steps[0].get("use_regex", True) else None
+        elif steps[-1].get("use_regex", True):
+            # HF splits each piece of the steps before again with GPT-2's regex: two splits in a row.
+            raise unsupported(f"ByteLevel with use_regex=True after {steps[0].get('type')!r} (GPT-2's regex "
+                              f"inside each piece of the first split)", "set use_regex to false, as after a Split "
+                              "it usually is, or use the ByteLevel pre-tokenizer alone")
         elif len(steps) == 2 and steps[0].get("type") == "Split":
             # Which text the split keeps (Isolated keeps what is between matches too) as one of our patterns.
             pattern = _hf_split_pattern(steps[0], unsupported)
@@ -504,6 +510,7 @@ class Tokenizer:
         else:
             raise unsupported(f"pre-tokenizer sequence {[s.get('type') for s in steps]!r}")
         vocab, merges, specials = _hf_vocab_and_merges(p, doc, model)
+        _refuse_added_token_options(doc, lowercase, unsupported)
         merges = [" ".join(m) for m in merges]
         core = _core.CoreTokenizer.from_hf_parts(p, list(vocab.items()), merges, specials, pattern, lowercase,
                                                  bool(model.get("ignore_merges")))
@@ -526,12 +533,7 @@ class Tokenizer:
         lowercase = _hf_char_lowercase(doc.get("normalizer"), unsupported)
         pattern = _hf_char_pattern(steps, unsupported)
         vocab, merges, specials = _hf_vocab_and_merges(p, doc, model)
-        for t in doc.get("added_tokens") or []:
-            for flag in ("lstrip", "rstrip", "single_word"):
-                if t.get(flag):
-                    raise unsupported(f"added token {t['content']!r} with {flag}=True")
-            if lowercase and t.get("normalized"):  # HF would look for it in the lowercased text
-                raise unsupported(f"added token {t['content']!r} with normalized=True under Lowercase")
+        _refuse_added_token_options(doc, lowercase, unsupported)
         core = _core.CoreTokenizer.from_hf_char_parts(
             p, list(vocab.items()), merges, specials, options["unk_token"], options["continuing_subword_prefix"],
             options["end_of_word_suffix"], bool(model.get("fuse_unk")), pattern, lowercase,
@@ -1205,6 +1207,18 @@ def _expand_path(path: PathLike, hint_text: bool) -> list[str]:
     if os.path.isdir(p):
         raise IsADirectoryError(f"{p!r} is a directory: pass the files in it, e.g. {os.path.join(p, '*.txt')!r}")
     return [p]
+
+
+def _refuse_added_token_options(doc: dict, lowercase: bool, unsupported) -> None:
+    """from_hf: added tokens are matched as they are written, where they are; HF's options that change where or
+    how they match (eating spaces beside them, whole words only, matching in the lowercased text) are refused
+    rather than ignored, which gave other ids than HF (RoBERTa's "<mask>" has lstrip=True)."""
+    for t in doc.get("added_tokens") or []:
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if t.get(flag):
+                raise unsupported(f"added token {t['content']!r} with {flag}=True")
+        if lowercase and t.get("normalized"):  # HF would look for it in the lowercased text
+            raise unsupported(f"added token {t['content']!r} with normalized=True under Lowercase")
 
 
 def _show_progress(progress: object) -> bool:
