@@ -209,6 +209,15 @@ impl Tokenizer {
                     .to_string(),
             ));
         }
+        // tiktoken has no unknown token: a byte without one made its encoder panic on text holding it.
+        if let Some(missing) = v.byte_ids().and_then(|ids| ids.iter().position(|&id| id == u32::MAX)) {
+            let count = v.byte_ids().map_or(0, |ids| ids.iter().filter(|&&id| id == u32::MAX).count());
+            return Err(Error::value(format!(
+                "tiktoken needs a token for each of the 256 bytes, and this vocabulary has none for {count} of them \
+                 (the first: {}); train with initial_alphabet=\"all\" (the default) to export it",
+                crate::error::py_repr_bytes(&[missing as u8])
+            )));
+        }
         let ranks = || v.tokens.iter().enumerate().filter(|(_, t)| !t.special).map(|(i, t)| (&t.bytes[..], i as u32));
         if v.rank_by_bytes {
             return Ok(ranks().collect());

@@ -332,3 +332,15 @@ def test_byte_level_special_tokens_that_spell_their_own_bytes_are_kept():
     for text in ["schön", "a cat sat on the mat", "<|endoftext|>"]:
         assert tok.decode(tok.encode_ordinary(text)) == text
         assert not set(tok.encode_ordinary(text)) & {0, 1, 2, 3}
+
+
+def test_tiktoken_export_refuses_a_vocabulary_without_every_byte(tmp_path):
+    # tiktoken has no unknown token: the Encoding made from such a vocabulary panicked on text with a missing byte
+    # (pyo3's PanicException, which `except Exception` does not catch).
+    tok = bytepair.train(["low lower lowest"] * 10, 270, initial_alphabet="corpus")
+    with pytest.raises(ValueError, match=r"256 bytes.* none for 24[0-9] of them \(the first: b'\\x00'\).*"
+                                         r"initial_alphabet=\"all\""):
+        tok.save_tiktoken(tmp_path / "t.tiktoken")
+    assert not (tmp_path / "t.tiktoken").exists()
+    with pytest.raises(ValueError, match="256 bytes"):
+        tok.to_tiktoken()

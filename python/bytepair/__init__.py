@@ -396,7 +396,8 @@ class Tokenizer:
     def save_tiktoken(self, path: PathLike) -> None:
         """Writes a tiktoken rank file (base64 token and id per line; special tokens are not in it — pass them
         to tiktoken yourself, see `to_tiktoken`). tiktoken loaded with it gives this tokenizer's ids; a
-        vocabulary for which tiktoken's rule would differ is refused with ValueError."""
+        vocabulary for which tiktoken's rule would differ, or without a token for every byte (tiktoken has no
+        unknown token), is refused with ValueError."""
         import base64
 
         lines = [base64.b64encode(b).decode("ascii") + f" {i}\n" for b, i in self._core.tiktoken_ranks()]
