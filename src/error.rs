@@ -51,6 +51,19 @@ impl Error {
         }
     }
 
+    /// A vocabulary file that is not UTF-8 (these have no `errors=` to read past it).
+    pub fn utf8_vocabulary(path: &str, offset: usize) -> Error {
+        Error {
+            kind: ErrorKind::Utf8,
+            message: format!(
+                "{} is not valid UTF-8: invalid byte sequence at byte offset {offset}; vocabulary and merges \
+                 files are UTF-8 text (GPT-2's, HF's and tiktoken's all are): check that this is the right file, \
+                 or convert it (e.g. `iconv -f latin1 -t utf-8`)",
+                py_repr(path)
+            ),
+        }
+    }
+
     pub fn interrupted() -> Error {
         Error { kind: ErrorKind::Interrupted, message: "interrupted".to_string() }
     }

@@ -450,3 +450,36 @@ def test_alternating_tokenizers_on_one_thread(encodings, shared_data):
         for text in texts:
             for tok, enc in pairs:
                 assert tok.encode_ordinary(text) == enc.encode_ordinary(text), (round_, text, enc.name)
+
+
+def _small_gpt2_files(tmp_path, vocab_bytes: bytes | None = None):
+    vocab = {"a": 0, "b": 1, "ab": 2, "<|endoftext|>": 3}
+    (tmp_path / "vocab.json").write_bytes(vocab_bytes or json.dumps(vocab).encode())
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n", encoding="utf-8")
+    return tmp_path / "vocab.json", tmp_path / "merges.txt"
+
+
+def test_from_gpt2_refuses_a_special_token_listed_twice(tmp_path):
+    # Kept twice, it made a tokenizer that save/load and pickle refused.
+    with pytest.raises(ValueError, match="'<\\|endoftext\\|>' is listed twice"):
+        bytepair.Tokenizer.from_gpt2(*_small_gpt2_files(tmp_path), special_tokens=["<|endoftext|>"] * 2)
+
+
+def test_loader_errors_name_the_file_and_what_to_do(tmp_path):
+    # A vocab.json that is not UTF-8 was a bare UnicodeDecodeError naming no file (looking for <|endoftext|>).
+    vocab, merges = _small_gpt2_files(tmp_path, vocab_bytes='{"caf\xe9": 0}'.encode("latin-1"))
+    with pytest.raises(ValueError, match=r"vocab\.json' is not valid UTF-8.* check that this is the right file") as e:
+        bytepair.Tokenizer.from_gpt2(vocab, merges)
+    assert "errors=" not in str(e.value)  # the loaders have no errors= argument to pass
+    (tmp_path / "big.tiktoken").write_text("YQ== 0\nYg== 4294967296\n", encoding="ascii")
+    with pytest.raises(ValueError, match=r"line 2: rank '4294967296' is outside 0 to 4294967295"):
+        bytepair.Tokenizer.from_tiktoken(tmp_path / "big.tiktoken", pattern="gpt2")
+
+
+def test_from_hf_names_a_bad_merge_by_its_index(tmp_path):
+    def drop_a_merge_result(doc):
+        left, right = doc["model"]["merges"][5]
+        del doc["model"]["vocab"][left + right]
+
+    with pytest.raises(ValueError, match=r"tokenizer\.json': model\.merges\[5\]: '.*' is not in model\.vocab"):
+        bytepair.Tokenizer.from_hf(_hf_byte_level(tmp_path, drop_a_merge_result))

@@ -18,7 +18,7 @@ fn bad(path: &str, line: usize, what: impl std::fmt::Display) -> Error {
 
 fn read(path: &str) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
-    String::from_utf8(bytes).map_err(|e| Error::utf8(path, e.utf8_error().valid_up_to()))
+    String::from_utf8(bytes).map_err(|e| Error::utf8_vocabulary(path, e.utf8_error().valid_up_to()))
 }
 
 /// Reads a tiktoken rank file: one `base64(token) rank` per line.
@@ -36,8 +36,10 @@ pub fn read_tiktoken_ranks(path: &str) -> Result<Vec<(Vec<u8>, u32)>> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(token)
             .map_err(|e| bad(path, i + 1, format!("{} is not base64 ({e})", py_repr(token))))?;
-        let rank: u32 =
-            rank.parse().map_err(|_| bad(path, i + 1, format!("rank {} is not a number", py_repr(rank))))?;
+        let rank: u32 = rank.parse().map_err(|_| {
+            let what = if rank.parse::<i128>().is_ok() { "is outside 0 to 4294967295" } else { "is not a number" };
+            bad(path, i + 1, format!("rank {} {what}", py_repr(rank)))
+        })?;
         if bytes.is_empty() {
             return Err(bad(path, i + 1, "empty token"));
         }
@@ -227,18 +229,27 @@ pub fn vocab_from_parts(
         }
     }
     let mut vocab = layout(vocab_source, tokens, &specials)?;
+    // A merges.txt is read by lines; a tokenizer.json (vocabulary and merges in one file) holds a list.
+    let bad_merge = |number: usize, what: String| {
+        if merges_source == vocab_source {
+            Error::value(format!("{}: model.merges[{}]: {what}", py_repr(merges_source), number - 1))
+        } else {
+            bad(merges_source, number, what)
+        }
+    };
     for &(line_number, line) in merges {
         let mut parts = line.split(' ');
         let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(bad(
-                merges_source,
+            return Err(bad_merge(
                 line_number,
                 format!("expected two tokens separated by a space, got {}", py_repr(line)),
             ));
         };
         let id_of = |s: &str| {
             vocab.by_display.get(s).copied().ok_or_else(|| {
-                bad(merges_source, line_number, format!("{} is not in {}", py_repr(s), py_repr(vocab_source)))
+                let vocab =
+                    if merges_source == vocab_source { "model.vocab".to_string() } else { py_repr(vocab_source) };
+                bad_merge(line_number, format!("{} is not in {vocab}", py_repr(s)))
             })
         };
         let (left, right) = (id_of(a)?, id_of(b)?);
