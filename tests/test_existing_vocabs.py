@@ -483,3 +483,19 @@ def test_from_hf_names_a_bad_merge_by_its_index(tmp_path):
 
     with pytest.raises(ValueError, match=r"tokenizer\.json': model\.merges\[5\]: '.*' is not in model\.vocab"):
         bytepair.Tokenizer.from_hf(_hf_byte_level(tmp_path, drop_a_merge_result))
+
+
+def test_get_encoding_refuses_a_truncated_or_mislabelled_file(tmp_path, shared_data):
+    # Both loaded before, silently: 60,000 lines of cl100k_base (other ids for Japanese), and r50k under the name
+    # of cl100k_base (GPT-2's ids).
+    (tmp_path / "tiktoken").mkdir()
+    target = tmp_path / "tiktoken" / "cl100k_base.tiktoken"
+    lines = (shared_data / "tiktoken" / "cl100k_base.tiktoken").read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join(lines[:60_000]))
+    with pytest.raises(ValueError, match=r"is not OpenAI's cl100k_base\.tiktoken \(SHA-256 .*from_tiktoken"):
+        bytepair.get_encoding("cl100k_base", tmp_path)
+    target.write_bytes((shared_data / "tiktoken" / "r50k_base.tiktoken").read_bytes())
+    with pytest.raises(ValueError, match="not OpenAI's cl100k_base"):
+        bytepair.get_encoding("cl100k_base", tmp_path)
+    target.write_bytes(b"".join(lines))
+    assert bytepair.get_encoding("cl100k_base", tmp_path).vocab_size == 100277
