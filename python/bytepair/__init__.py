@@ -408,7 +408,13 @@ class Tokenizer:
         _write_whole(Path(path), "".join(lines), "ascii")
 
     def to_tiktoken(self, name: str = "bytepair"):
-        """A `tiktoken.Encoding` with this tokenizer's pattern, ranks and special tokens (needs tiktoken)."""
+        """A `tiktoken.Encoding` with this tokenizer's pattern, ranks and special tokens (needs tiktoken).
+
+        Its ids equal this tokenizer's, with one exception in tiktoken's matching of special tokens: where one
+        special token starts another ("<a>" and "<a><b>"), bytepair (and HF) take the longest at a position,
+        tiktoken may take the shorter one (it did in every run tried: "x<a><b>y" gave "<a>" then the text
+        "<b>").
+        """
         import tiktoken
 
         pattern = self._core.pattern_regex()
