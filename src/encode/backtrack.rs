@@ -33,9 +33,6 @@ use rayon::prelude::*;
 use super::pair_table::PairTable;
 
 const NONE: u32 = u32::MAX;
-/// See `credit` in `Backtracker::encode`.
-const CREDIT_GAIN: i32 = 8;
-const CREDIT_MAX: i32 = 64;
 /// Ids must be below this for `CanonicalPairs`' packed slots (21 bits each; all ones marks a free slot).
 const MAX_IDS: u32 = (1 << 21) - 1;
 
@@ -145,12 +142,6 @@ pub struct Backtracker {
     /// if that cell's `parent` is `i`. One cache line per byte matched, no hashing (a hashed edge table spent
     /// half the time of encoding random letters here).
     trie: Vec<TrieCell>,
-    /// Each byte's token (NONE for a byte without one).
-    byte_ids: [u32; 256],
-    /// By `d * 256 + e`: the first built token whose own last merge joins the byte d on its left to a token
-    /// spelled from e on (the earliest that d, followed by e, can merge into on its right side); NONE if none.
-    /// See `doomed`.
-    first_right_merge: Box<[u32]>,
 }
 
 /// A cell of the double array: a node (its parent, its children's base, the token ending there) or free.
@@ -332,15 +323,7 @@ impl Backtracker {
             .collect();
         keys.sort_unstable();
         let trie = double_array(&keys, &mut len_shorter);
-        let mut first_right_merge = vec![NONE; 256 * 256].into_boxed_slice();
-        for (id, &[left, _]) in split.iter().enumerate() {
-            if left != NONE && left < first_merged {
-                let bytes = tokens[id].expect("a built token is spelled");
-                let at = &mut first_right_merge[bytes[0] as usize * 256 + bytes[1] as usize];
-                *at = (*at).min(id as u32);
-            }
-        }
-        Some(Backtracker { split, len_shorter, first_merged, canonical, trie, byte_ids: *byte_ids, first_right_merge })
+        Some(Backtracker { split, len_shorter, first_merged, canonical, trie })
     }
 
     /// The longest buildable token `text[pos..]` starts with (`pos < text.len()`).
@@ -396,48 +379,6 @@ impl Backtracker {
         }
     }
 
-    /// Whether no token can follow `t` where it ends, at `end` in `text`: whatever token `c` starts at `end`,
-    /// `meeting(t, c)` fails. Checked before `t` is pushed, it spares pushing it, matching at `end`, checking
-    /// each candidate there and popping `t` again (10 MB of random digits, gpt2: 2.3 M of the 2.9 M tokens
-    /// pushed and popped again are found so, 0.32 -> 0.25 s; random letters 0.55 M of 0.60 M). Exact: see below.
-    ///
-    /// Every such `c` has the byte `d = text[end]` at the bottom of its left edge, and `d` stays a symbol on
-    /// its own side until it merges with what follows it into some `u` (never, if `c` is `d`), a token whose
-    /// own last merge joins `d` to a token spelled from `e = text[end + 1]` on: so `u` is at least
-    /// `first_right_merge[d, e]` (and is no token at all when `end + 1` is the end of the text). Down `t`'s
-    /// right edge `t = r0 > r1 > ...`, each `ri` (i ≥ 1) is a symbol there from its build until `r(i-1)`'s.
-    /// If `ri` and `d` make a token `m` (their pair's own last merge) with `m < r(i-1)` and `m` at most that
-    /// bound, then `ri` exists before `u` is built (`ri < m ≤ u`), so `meeting(t, c)`'s walk, which visits
-    /// every pair of symbols that face the boundary at some time, visits `(ri, d)` with bounds `r(i-1)` and
-    /// `u`, and `m` merges there first: the check fails (or failed sooner), for every `c`. By 1., `t` there
-    /// starts no encoding of the text from where it starts, so skipping it loses nothing. (`ri = r0 = t` is
-    /// not looked at: a pair `(t, d)` that merges would leave `d` no `u ≥ m` when `c` is `d` alone.)
-    #[inline]
-    fn doomed(&self, t: u32, text: &[u8], end: usize) -> bool {
-        if t < self.first_merged {
-            return false; // a byte: nothing below it on its right edge
-        }
-        let Some(&next) = text.get(end) else { return false };
-        let d = self.byte_ids[next as usize];
-        if d == NONE {
-            return false; // (no token starts there; the search finds so)
-        }
-        let bound = text.get(end + 1).map_or(NONE, |&e| self.first_right_merge[next as usize * 256 + e as usize]);
-        let mut x = t;
-        while x >= self.first_merged {
-            let above = x;
-            x = self.split[x as usize][1];
-            // m is built from x, so m > x: no lookup while x is not below the bound.
-            if x < bound {
-                let m = self.canonical.get(x, d);
-                if m < above && m <= bound {
-                    return true; // (m < above rules out NONE)
-                }
-            }
-        }
-        false
-    }
-
     /// Whether `shorter` (a candidate after `failed` at the same position) is known to fail the pair check
     /// with the same left token, without walking it, because `failed`'s walk failed at `met`.
     ///
@@ -482,9 +423,6 @@ impl Backtracker {
         let mut longest = candidate;
         // Whether the last token pushed was the longest match at its position.
         let mut last_is_longest = false;
-        // `doomed` is asked while it pays: each ask spends a credit, each token it spares or dead end it could
-        // have spared earns some (a run of one letter, where nothing is ever doomed, stops asking).
-        let mut credit = CREDIT_MAX;
         loop {
             let mut end = pos;
             // The last candidate here that failed the pair check, and the token its check failed at.
@@ -500,15 +438,7 @@ impl Backtracker {
                                 (failed, met) = (candidate, at);
                             }
                             at == NONE
-                        }))
-                    && !(candidate >= self.first_merged && credit > 0 && {
-                        credit -= 1;
-                        let doomed = self.doomed(candidate, text, end);
-                        if doomed {
-                            credit = (credit + CREDIT_GAIN).min(CREDIT_MAX);
-                        }
-                        doomed
-                    });
+                        }));
                 if fits {
                     break;
                 }
@@ -534,7 +464,6 @@ impl Backtracker {
                     return false;
                 }
                 let last = out.pop().expect("not empty");
-                credit = (credit + CREDIT_GAIN).min(CREDIT_MAX);
                 let [len, shorter] = self.len_shorter[last as usize];
                 pos -= len as usize;
                 candidate = shorter;
