@@ -36,6 +36,10 @@ pub struct SpecialPolicy {
 
 impl Tokenizer {
     pub fn new(vocab: Vocab, pattern: Pattern, lowercase: bool, special_tokens: &[String]) -> Result<Tokenizer> {
+        // (Kept twice, a special made a tokenizer that save/load and pickle refused: from_gpt2's list.)
+        if let Some(k) = (1..special_tokens.len()).find(|&k| special_tokens[..k].contains(&special_tokens[k])) {
+            return Err(crate::vocab::special_listed_twice(&special_tokens[k]));
+        }
         Ok(Tokenizer {
             vocab,
             pretokenizer: PreTokenizer::new(pattern)?,
@@ -210,12 +214,14 @@ impl Tokenizer {
             ));
         }
         // tiktoken has no unknown token: a byte without one made its encoder panic on text holding it.
-        if let Some(missing) = v.byte_ids().and_then(|ids| ids.iter().position(|&id| id == u32::MAX)) {
-            let count = v.byte_ids().map_or(0, |ids| ids.iter().filter(|&&id| id == u32::MAX).count());
+        let missing: Vec<usize> =
+            v.byte_ids().map_or(Vec::new(), |ids| (0..256).filter(|&b| ids[b] == u32::MAX).collect());
+        if let [first, ..] = missing[..] {
             return Err(Error::value(format!(
-                "tiktoken needs a token for each of the 256 bytes, and this vocabulary has none for {count} of them \
+                "tiktoken needs a token for each of the 256 bytes, and this vocabulary has none for {} of them \
                  (the first: {}); train with initial_alphabet=\"all\" (the default) to export it",
-                crate::error::py_repr_bytes(&[missing as u8])
+                missing.len(),
+                crate::error::py_repr_bytes(&[first as u8])
             )));
         }
         let ranks = || v.tokens.iter().enumerate().filter(|(_, t)| !t.special).map(|(i, t)| (&t.bytes[..], i as u32));

@@ -11,6 +11,11 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result, py_repr, py_repr_bytes};
 
+/// The error for a special token given twice (training, and the loaders' lists of special tokens).
+pub(crate) fn special_listed_twice(token: &str) -> Error {
+    Error::value(format!("special token {} is listed twice: list each special token once", py_repr(token)))
+}
+
 /// How a word is cut into initial symbols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -244,10 +249,7 @@ impl Vocab {
         };
         for s in specials {
             if vocab.by_display.contains_key(s) {
-                return Err(Error::value(format!(
-                    "special token {} is listed twice: list each special token once",
-                    py_repr(s)
-                )));
+                return Err(special_listed_twice(s));
             }
             if s.is_empty() {
                 return Err(Error::value("a special token cannot be the empty string".to_string()));

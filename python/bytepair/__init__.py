@@ -269,12 +269,8 @@ class Tokenizer:
                 special_tokens = ["<|endoftext|>"] if b'"<|endoftext|>"' in fh.read() else []
         if isinstance(special_tokens, str):
             raise TypeError(f"special_tokens must be a list of strings; write [{special_tokens!r}]")
-        special_tokens = list(special_tokens)
-        twice = next((t for k, t in enumerate(special_tokens) if t in special_tokens[:k]), None)
-        if twice is not None:  # as train() says; kept, it made a tokenizer that save/load and pickle refused
-            raise ValueError(f"special token {twice!r} is listed twice: list each special token once")
         _check_pattern(pattern)
-        return cls(_core.CoreTokenizer.from_gpt2(v, m, special_tokens, pattern))
+        return cls(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
 
     def save_hf(self, path: PathLike) -> None:
         r"""Writes a HF `tokenizer.json` that `tokenizers.Tokenizer.from_file` and

@@ -230,8 +230,9 @@ pub fn vocab_from_parts(
     }
     let mut vocab = layout(vocab_source, tokens, &specials)?;
     // A merges.txt is read by lines; a tokenizer.json (vocabulary and merges in one file) holds a list.
+    let one_json = merges_source == vocab_source;
     let bad_merge = |number: usize, what: String| {
-        if merges_source == vocab_source {
+        if one_json {
             Error::value(format!("{}: model.merges[{}]: {what}", py_repr(merges_source), number - 1))
         } else {
             bad(merges_source, number, what)
@@ -247,8 +248,7 @@ pub fn vocab_from_parts(
         };
         let id_of = |s: &str| {
             vocab.by_display.get(s).copied().ok_or_else(|| {
-                let vocab =
-                    if merges_source == vocab_source { "model.vocab".to_string() } else { py_repr(vocab_source) };
+                let vocab = if one_json { "model.vocab".to_string() } else { py_repr(vocab_source) };
                 bad_merge(line_number, format!("{} is not in {vocab}", py_repr(s)))
             })
         };
