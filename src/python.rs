@@ -51,8 +51,17 @@ fn check_signals() -> Result<(), Error> {
     Python::attach(|py| py.check_signals()).map_err(|_| Error::interrupted())
 }
 
+/// Locks `mutex` where the GIL is released (inside `py.detach`).
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Locks `mutex` where the GIL is held: waiting for it, the GIL is released. The holder may be a call that
+/// released the GIL and needs it back before it lets go (its progress display checks for Ctrl-C): waiting
+/// with the GIL held hung both (a thread reading `bytes_seen` while another counted a file).
+fn lock_attached<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> std::sync::MutexGuard<'a, T> {
+    use pyo3::sync::MutexExt;
+    mutex.lock_py_attached(py).unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Counts words for training. Holds the pattern, special tokens and normaliser, which the trained tokenizer
@@ -65,8 +74,14 @@ pub struct WordCounts {
 }
 
 impl WordCounts {
+    /// The counter, where the GIL is released.
     fn counter(&self) -> std::sync::MutexGuard<'_, WordCounter> {
         lock(&self.counter)
+    }
+
+    /// The counter, where the GIL is held.
+    fn counter_attached(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, WordCounter> {
+        lock_attached(py, &self.counter)
     }
 }
 
@@ -83,13 +98,13 @@ impl WordCounts {
 
     /// Shows reading progress on stderr from now on; `total_bytes` when known.
     #[pyo3(signature = (total_bytes=None))]
-    fn show_progress(&self, total_bytes: Option<u64>) {
-        *lock(&self.progress) = Progress::new(true, total_bytes, check_signals);
+    fn show_progress(&self, py: Python<'_>, total_bytes: Option<u64>) {
+        *lock_attached(py, &self.progress) = Progress::new(true, total_bytes, check_signals);
     }
 
     /// Ends the reading progress display.
-    fn finish_progress(&self) {
-        lock(&self.progress).finish();
+    fn finish_progress(&self, py: Python<'_>) {
+        lock_attached(py, &self.progress).finish();
     }
 
     /// Counts the words of each text.
@@ -181,41 +196,41 @@ impl WordCounts {
     }
 
     /// Adds words counted elsewhere, taken as they are.
-    fn add_counted(&self, words: Vec<(String, u64)>) -> PyResult<()> {
-        let mut counter = self.counter();
+    fn add_counted(&self, py: Python<'_>, words: Vec<(String, u64)>) -> PyResult<()> {
+        let mut counter = self.counter_attached(py);
         guarded(|| words.iter().try_for_each(|(word, count)| counter.add_counted_word(word, *count)))
     }
 
-    fn __len__(&self) -> usize {
-        self.counter().words().map(|w| w.len()).unwrap_or(0)
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.counter_attached(py).words().map(|w| w.len()).unwrap_or(0)
     }
 
     /// Number of counting threads.
     #[getter]
-    fn threads(&self) -> usize {
-        self.counter().threads()
+    fn threads(&self, py: Python<'_>) -> usize {
+        self.counter_attached(py).threads()
     }
 
     /// Bytes of text counted so far.
     #[getter]
-    fn bytes_seen(&self) -> u64 {
-        self.counter().bytes_seen
+    fn bytes_seen(&self, py: Python<'_>) -> u64 {
+        self.counter_attached(py).bytes_seen
     }
 
     /// Bytes of text inside the counted words (each word's length times its count): what the pattern kept of
     /// `bytes_seen` (less special tokens; lowercasing may change a few lengths).
-    fn word_bytes(&self) -> PyResult<u64> {
-        guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum()))
+    fn word_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        guarded(|| Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum()))
     }
 
     /// Bytes of special tokens cut out of the text counted so far (part of `bytes_seen`, in no word).
-    fn special_bytes(&self) -> PyResult<u64> {
-        guarded(|| self.counter().special_bytes())
+    fn special_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        guarded(|| self.counter_attached(py).special_bytes())
     }
 
     /// The counted words and their counts, in order of first appearance.
-    fn items(&self) -> PyResult<Vec<(String, u64)>> {
-        guarded(|| Ok(self.counter().words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))
+    fn items(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
+        guarded(|| Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))
     }
 }
 
@@ -258,7 +273,7 @@ impl FastaRecords {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<(String, String)>> {
         loop {
-            if let Some(piece) = lock(&self.pending).pop_front() {
+            if let Some(piece) = lock_attached(py, &self.pending).pop_front() {
                 return Ok(Some(piece));
             }
             let done = py.detach(|| {
@@ -281,14 +296,14 @@ impl FastaRecords {
 
     /// Records read so far.
     #[getter]
-    fn records(&self) -> u64 {
-        lock(&self.reader).records
+    fn records(&self, py: Python<'_>) -> u64 {
+        lock_attached(py, &self.reader).records
     }
 
     /// Bases read so far (before cleaning).
     #[getter]
-    fn bases(&self) -> u64 {
-        lock(&self.reader).bases
+    fn bases(&self, py: Python<'_>) -> u64 {
+        lock_attached(py, &self.reader).bases
     }
 }
 

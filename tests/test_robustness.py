@@ -184,3 +184,33 @@ def test_a_forked_child_can_use_bytepair():
         results = pool.map_async(_work_in_a_child, [(TOK, texts)] * 2).get(timeout=60)
     for batch, one_by_one, child_merges in results:
         assert batch == want and one_by_one == want and child_merges == merges
+
+
+COUNT_WHILE_READ = r"""
+import sys, threading
+from bytepair import _core
+counts = _core.WordCounts(None, [], False, 1)
+worker = threading.Thread(target=counts.add_file, args=(sys.argv[1], "strict"))
+worker.start()
+reads = 0
+while worker.is_alive() or reads == 0:
+    counts.bytes_seen, len(counts), counts.threads
+    reads += 1
+worker.join()
+print(counts.bytes_seen)
+"""
+
+
+def test_reading_counts_while_another_thread_counts_a_file_does_not_hang(tmp_path):
+    """The counting thread holds the counter with the GIL released and takes the GIL back to check for Ctrl-C;
+    a reader that waited for the counter with the GIL held hung both, for good (the child is killed after 60 s)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "text.txt"
+    # Distinct words, so that counting takes a while (it checks for Ctrl-C every 50 ms; ~1 s here).
+    path.write_text("".join(f"line {i} of words {i * 7} to count\n" for i in range(600_000)), encoding="utf-8")
+    child = subprocess.run([sys.executable, "-c", COUNT_WHILE_READ, str(path)], capture_output=True, text=True,
+                           timeout=60)
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout) == path.stat().st_size
