@@ -578,9 +578,14 @@ impl PieceEncoder {
         }
     }
 
-    /// Builds the backtracker now rather than on the first piece that needs it.
-    pub fn prepare(&self) {
-        let _ = self.backtracker();
+    /// Builds the backtracker now rather than on the first piece that needs it, and its table of digit pairs
+    /// if pieces can hold long runs of digits (`long_numbers`).
+    pub fn prepare(&self, long_numbers: bool) {
+        if let Some(backtracker) = self.backtracker()
+            && long_numbers
+        {
+            backtracker.prepare_digit_pairs();
+        }
     }
 
     /// The backtracker, built on first use; None when the vocabulary does not allow it.
@@ -1156,6 +1161,10 @@ mod tests {
         let backtracker = e.backtracker().expect("the vocabulary meets the backtracker's conditions");
         let mut backtracked = vec![7]; // after other ids, as in a text of several pieces
         assert!(backtracker.encode(text, &mut Vec::new(), &mut backtracked), "no encoding found");
+        // The same with the digit tokens' pair checks from their table.
+        let mut by_table = vec![7];
+        assert!(backtracker.with_digit_pairs().encode(text, &mut Vec::new(), &mut by_table), "no encoding found");
+        assert_eq!(by_table, backtracked, "with the digit pairs' table, {:?}", String::from_utf8_lossy(text));
         let mut merged = Vec::new();
         e.merge_heap_for_test(text, &mut merged);
         (backtracked[1..].to_vec(), merged)
@@ -1174,7 +1183,7 @@ mod tests {
         };
         let (mut checked, mut tiktoken_rule_built) = (0, 0);
         for (round, alphabet) in
-            [&b"ab"[..], b"abc", b"aab", b"abcd", b"0123456789", b"ab c"].iter().cycle().take(24).enumerate()
+            [&b"ab"[..], b"abc", b"aab", b"abcd", b"0123456789", b"ab c", b"0012 3a"].iter().cycle().take(28).enumerate()
         {
             let words: Vec<(String, u64)> = (0..6)
                 .map(|_| {
@@ -1202,7 +1211,7 @@ mod tests {
             }
         }
         assert!(
-            checked > 24 * 42 && tiktoken_rule_built >= 6,
+            checked > 28 * 42 && tiktoken_rule_built >= 7,
             "{checked} texts, {tiktoken_rule_built} tiktoken-rule vocabularies"
         );
     }
