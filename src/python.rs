@@ -220,7 +220,9 @@ impl WordCounts {
     /// Bytes of text inside the counted words (each word's length times its count): what the pattern kept of
     /// `bytes_seen` (less special tokens; lowercasing may change a few lengths).
     fn word_bytes(&self, py: Python<'_>) -> PyResult<u64> {
-        guarded(|| Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum()))
+        guarded(|| {
+            Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum())
+        })
     }
 
     /// Bytes of special tokens cut out of the text counted so far (part of `bytes_seen`, in no word).

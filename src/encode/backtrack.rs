@@ -25,8 +25,12 @@
 //!
 //! Cost: a few table lookups per token, no per-byte symbol array and no queue. 10 MB of random letters in
 //! one piece: 0.37 → 0.19 s (gpt2), 0.50 → 0.23 s (cl100k); random digits (gpt2) 0.52 → 0.33 s, each
-//! against the bucket merge it replaced (and digits → 0.18 s with the table of `DigitPairs`). Multilingual text, whose unspaced pieces miss the caches: o200k
+//! against the bucket merge it replaced. Multilingual text, whose unspaced pieces miss the caches: o200k
 //! 23 → ~45 MB/s.
+//! 4. *Tables for two kinds of tokens.* Digit tokens and tokens of one or two ASCII letters are few (1–2
+//!    thousand), and on long numbers and long runs of letters nearly every pair check is between two of
+//!    them: their checks come from a bit table per kind (`ClassPairs`). 10 MB of random digits (gpt2):
+//!    0.36 → 0.18 s; random letters: gpt2 0.21 → 0.17 s, cl100k 0.23 → 0.20 s.
 
 use std::sync::OnceLock;
 
@@ -35,12 +39,46 @@ use rayon::prelude::*;
 use super::pair_table::PairTable;
 
 const NONE: u32 = u32::MAX;
-/// The digit index (see `DigitPairs`) of a token that is not a digit token.
-const NOT_DIGITS: u16 = u16::MAX;
-/// What the pair check returns for a pair that fails it, found in `DigitPairs`: no token to prune with.
+/// `class_index` of a token in no class.
+const NO_CLASS: u16 = u16::MAX;
+/// `class_index`: a token's class above this bit, its index in the class below it.
+const CLASS_SHIFT: u32 = 15;
+/// What the pair check returns for a pair that fails it, found in `ClassPairs`: no token to prune with.
 const FAILS: u32 = NONE - 1;
-/// At most this many digit tokens get a `DigitPairs` table (512 KB, ~4 M pair checks to build).
-const MAX_DIGIT_TOKENS: usize = 2048;
+/// At most this many tokens of a class get its table (512 KB, ~4 M pair checks to build).
+const MAX_CLASS_TOKENS: usize = 2048;
+
+/// The kinds of tokens whose pair checks are tabled (see `ClassPairs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenClass {
+    /// Spelled with ASCII digits only.
+    Digits = 0,
+    /// One or two ASCII letters.
+    ShortLetters = 1,
+}
+
+impl TokenClass {
+    const ALL: [TokenClass; 2] = [TokenClass::Digits, TokenClass::ShortLetters];
+
+    fn holds(self, bytes: &[u8]) -> bool {
+        match self {
+            TokenClass::Digits => bytes.iter().all(u8::is_ascii_digit),
+            TokenClass::ShortLetters => bytes.len() <= 2 && bytes.iter().all(u8::is_ascii_alphabetic),
+        }
+    }
+
+    /// The class whose table helps a piece that ends with `last`: pieces of one kind of character, which
+    /// the pre-tokenizers keep together.
+    fn for_last_byte(last: u8) -> Option<TokenClass> {
+        if last.is_ascii_digit() {
+            Some(TokenClass::Digits)
+        } else if last.is_ascii_alphabetic() {
+            Some(TokenClass::ShortLetters)
+        } else {
+            None
+        }
+    }
+}
 /// Ids must be below this for `CanonicalPairs`' packed slots (21 bits each; all ones marks a free slot).
 const MAX_IDS: u32 = (1 << 21) - 1;
 
@@ -150,31 +188,34 @@ pub struct Backtracker {
     /// if that cell's `parent` is `i`. One cache line per byte matched, no hashing (a hashed edge table spent
     /// half the time of encoding random letters here).
     trie: Vec<TrieCell>,
-    /// Digit tokens by digit index, and each token's digit index (`NOT_DIGITS` if none).
-    digits: Vec<u32>,
-    digit_index: Vec<u16>,
-    /// The pair check's answer for every two digit tokens, once `prepare_digit_pairs` has built it.
-    digit_pairs: OnceLock<DigitPairs>,
+    /// Each token's class and index in it (`class << CLASS_SHIFT | index`; `NO_CLASS` if none).
+    class_index: Vec<u16>,
+    /// The built tokens of each class (by `TokenClass as usize`), by index.
+    class_tokens: [Vec<u32>; 2],
+    /// Each class's table, once `prepare_class_pairs` has built it.
+    class_pairs: [OnceLock<ClassPairs>; 2],
 }
 
-/// The pair check's answer for every two built tokens spelled with ASCII digits only, a bit each.
+/// The pair check's answer for every two tokens of a class, a bit each.
 ///
-/// GPT-2's pattern (r50k, p50k) keeps a run of digits whole, so long numbers are one piece: 10 MB of random
-/// digits is 14.6 M pair checks, half of which fail, each a walk down two merge trees with a hash lookup per
-/// step. GPT-2 has 994 digit tokens: their pairs are a 124 KB table (~1 M pair checks to build, 10–15 ms on
-/// two cores), and the same 10 MB take 0.36 → 0.18 s. It is built only where pieces can hold long numbers:
-/// cl100k's and o200k's patterns cut digits in threes, and their digit pieces are tokens as they are.
+/// A long number is one piece under GPT-2's pattern (r50k, p50k): 10 MB of random digits is 14.6 M pair
+/// checks, half of which fail, each a walk down two merge trees with a hash lookup per step. GPT-2 has 994
+/// digit tokens: their pairs are a 124 KB table (~1 M pair checks to build, ~10 ms on two cores). Digits'
+/// table is built only where pieces can hold long numbers: cl100k's and o200k's patterns cut digits in
+/// threes, and their digit pieces are tokens as they are. Random letters end up as tokens of one or two
+/// letters, 97 % of them (cl100k); 1 215–1 796 such tokens, a 185–400 KB table.
 #[derive(Clone, Debug)]
-struct DigitPairs {
-    /// A row of bits per left token, by digit index, set where the pair passes.
+struct ClassPairs {
+    class: u16,
+    /// A row of bits per left token, by index, set where the pair passes.
     words_per_row: usize,
     valid: Vec<u64>,
 }
 
-/// The table of a vocabulary without digit tokens (or of pieces that do not use one).
-static NO_DIGIT_PAIRS: DigitPairs = DigitPairs { words_per_row: 0, valid: Vec::new() };
+/// The table given to the search that does not use one.
+static NO_CLASS_PAIRS: ClassPairs = ClassPairs { class: NO_CLASS, words_per_row: 0, valid: Vec::new() };
 
-impl DigitPairs {
+impl ClassPairs {
     #[inline]
     fn valid(&self, left: u16, right: u16) -> bool {
         let word = self.valid[left as usize * self.words_per_row + right as usize / 64];
@@ -361,50 +402,54 @@ impl Backtracker {
             .collect();
         keys.sort_unstable();
         let trie = double_array(&keys, &mut len_shorter);
-        let digits: Vec<u32> = (0..tokens.len() as u32)
-            .filter(|&id| built[id as usize] && tokens[id as usize].is_some_and(|b| b.iter().all(u8::is_ascii_digit)))
-            .take(MAX_DIGIT_TOKENS)
-            .collect();
-        let mut digit_index = vec![NOT_DIGITS; tokens.len()];
-        for (index, &id) in digits.iter().enumerate() {
-            digit_index[id as usize] = index as u16;
-        }
+        let mut class_index = vec![NO_CLASS; tokens.len()];
+        let class_tokens = TokenClass::ALL.map(|class| {
+            let members: Vec<u32> = (0..tokens.len() as u32)
+                .filter(|&id| built[id as usize] && tokens[id as usize].is_some_and(|b| class.holds(b)))
+                .take(MAX_CLASS_TOKENS)
+                .collect();
+            for (index, &id) in members.iter().enumerate() {
+                class_index[id as usize] = (class as u16) << CLASS_SHIFT | index as u16;
+            }
+            members
+        });
         Some(Backtracker {
             split,
             len_shorter,
             first_merged,
             canonical,
             trie,
-            digits,
-            digit_index,
-            digit_pairs: OnceLock::new(),
+            class_index,
+            class_tokens,
+            class_pairs: [OnceLock::new(), OnceLock::new()],
         })
     }
 
-    /// Builds the table of the pair checks between digit tokens, if not built yet: for pieces that can hold
-    /// long runs of digits. (Not built on first use: a first use can be on a thread of a pool waiting for
-    /// this one; see DEVELOPERS.md.)
-    pub fn prepare_digit_pairs(&self) {
-        self.digit_pairs.get_or_init(|| self.digit_pairs_of(&self.digits));
+    /// Builds the table of the pair checks between tokens of `class`, if not built yet. (Not on first use: a
+    /// first use can be on a thread of a pool waiting for this one; see DEVELOPERS.md.)
+    pub fn prepare_class_pairs(&self, class: TokenClass) {
+        self.class_pairs[class as usize].get_or_init(|| self.pairs_of(class, &self.class_tokens[class as usize]));
     }
 
-    /// A copy with the digit pairs' table built.
+    /// A copy with every class's table built.
     #[cfg(test)]
-    pub fn with_digit_pairs(&self) -> Backtracker {
+    pub fn with_class_pairs(&self) -> Backtracker {
         let copy = self.clone();
-        copy.prepare_digit_pairs();
+        for class in TokenClass::ALL {
+            copy.prepare_class_pairs(class);
+        }
         copy
     }
 
-    /// The pair check of every two of `digits` (ids), in their order.
-    fn digit_pairs_of(&self, digits: &[u32]) -> DigitPairs {
-        let words_per_row = digits.len().div_ceil(64);
+    /// The pair check of every two of `members` (ids), in their order.
+    fn pairs_of(&self, class: TokenClass, members: &[u32]) -> ClassPairs {
+        let words_per_row = members.len().div_ceil(64);
         let rows: Vec<Vec<u64>> = crate::on_own_pool(|| {
-            digits
+            members
                 .par_iter()
                 .map(|&left| {
                     let mut row = vec![0u64; words_per_row];
-                    for (j, &right) in digits.iter().enumerate() {
+                    for (j, &right) in members.iter().enumerate() {
                         if self.meeting(left, right, false) == NONE {
                             row[j / 64] |= 1 << (j % 64);
                         }
@@ -413,17 +458,19 @@ impl Backtracker {
                 })
                 .collect()
         });
-        DigitPairs { words_per_row, valid: rows.concat() }
+        ClassPairs { class: class as u16, words_per_row, valid: rows.concat() }
     }
 
-    /// The pair check (`meeting`), from `table` when `DIGITS` and both are digit tokens (`FAILS` when it fails
-    /// there).
+    /// The pair check (`meeting`), from `table` when `TABLED` and both are tokens of its class (`FAILS` when
+    /// it fails there).
     #[inline(always)]
-    fn pair_check<const DIGITS: bool>(&self, table: &DigitPairs, a: u32, b: u32, a_is_longest: bool) -> u32 {
-        if DIGITS {
-            let (a_digits, b_digits) = (self.digit_index[a as usize], self.digit_index[b as usize]);
-            if a_digits != NOT_DIGITS && b_digits != NOT_DIGITS {
-                return if table.valid(a_digits, b_digits) { NONE } else { FAILS };
+    fn pair_check<const TABLED: bool>(&self, table: &ClassPairs, a: u32, b: u32, a_is_longest: bool) -> u32 {
+        if TABLED {
+            let (a_class, b_class) = (self.class_index[a as usize], self.class_index[b as usize]);
+            let in_class = |c: u16| c != NO_CLASS && c >> CLASS_SHIFT == table.class;
+            if in_class(a_class) && in_class(b_class) {
+                let index = |c: u16| c & ((1 << CLASS_SHIFT) - 1);
+                return if table.valid(index(a_class), index(b_class)) { NONE } else { FAILS };
             }
         }
         self.meeting(a, b, a_is_longest)
@@ -507,21 +554,22 @@ impl Backtracker {
     /// found no encoding, which the build's checks rule out.
     /// `dead` is scratch space.
     pub fn encode(&self, text: &[u8], dead: &mut Vec<u64>, out: &mut Vec<u32>) -> bool {
-        // Two copies of the search: pieces that end with a digit (numbers, " 2024" under GPT-2's pattern) check
-        // pairs of digit tokens by their table, the others as before (the table's test in every pair check made
-        // random letters 3% slower).
-        match self.digit_pairs.get() {
-            Some(table) if text.last().is_some_and(u8::is_ascii_digit) => self.search::<true>(text, table, dead, out),
-            _ => self.search::<false>(text, &NO_DIGIT_PAIRS, dead, out),
+        // Two copies of the search: pieces that end with a digit (numbers, " 2024" under GPT-2's pattern) or a
+        // letter check pairs of that class's tokens by its table; the others have no test for it in their loop
+        // (in every pair check, it made random letters 3% slower).
+        let class = text.last().and_then(|&last| TokenClass::for_last_byte(last));
+        match class.and_then(|class| self.class_pairs[class as usize].get()) {
+            Some(table) => self.search::<true>(text, table, dead, out),
+            None => self.search::<false>(text, &NO_CLASS_PAIRS, dead, out),
         }
     }
 
-    /// `encode`, with the pair checks of digit tokens from `table` if `DIGITS`.
+    /// `encode`, with the pair checks between tokens of `table`'s class from it if `TABLED`.
     #[inline(never)]
-    fn search<const DIGITS: bool>(
+    fn search<const TABLED: bool>(
         &self,
         text: &[u8],
-        table: &DigitPairs,
+        table: &ClassPairs,
         dead: &mut Vec<u64>,
         out: &mut Vec<u32>,
     ) -> bool {
@@ -554,8 +602,7 @@ impl Backtracker {
                 let fits = (end == n || !is_dead(dead, end))
                     && (out.len() == start
                         || (!(failed != NONE && self.fails_as_well(failed, met, candidate)) && {
-                            let at =
-                                self.pair_check::<DIGITS>(table, out[out.len() - 1], candidate, last_is_longest);
+                            let at = self.pair_check::<TABLED>(table, out[out.len() - 1], candidate, last_is_longest);
                             if at != NONE {
                                 (failed, met) = (candidate, at);
                             }

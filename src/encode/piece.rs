@@ -49,7 +49,7 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::backtrack::Backtracker;
+use super::backtrack::{Backtracker, TokenClass};
 use super::pair_table::PairTable;
 
 const NONE: u32 = u32::MAX;
@@ -578,13 +578,14 @@ impl PieceEncoder {
         }
     }
 
-    /// Builds the backtracker now rather than on the first piece that needs it, and its table of digit pairs
-    /// if pieces can hold long runs of digits (`long_numbers`).
+    /// Builds the backtracker now rather than on the first piece that needs it, with its tables of pairs of
+    /// short letter tokens and, if pieces can hold long runs of digits (`long_numbers`), of digit tokens.
     pub fn prepare(&self, long_numbers: bool) {
-        if let Some(backtracker) = self.backtracker()
-            && long_numbers
-        {
-            backtracker.prepare_digit_pairs();
+        if let Some(backtracker) = self.backtracker() {
+            backtracker.prepare_class_pairs(TokenClass::ShortLetters);
+            if long_numbers {
+                backtracker.prepare_class_pairs(TokenClass::Digits);
+            }
         }
     }
 
@@ -1161,10 +1162,10 @@ mod tests {
         let backtracker = e.backtracker().expect("the vocabulary meets the backtracker's conditions");
         let mut backtracked = vec![7]; // after other ids, as in a text of several pieces
         assert!(backtracker.encode(text, &mut Vec::new(), &mut backtracked), "no encoding found");
-        // The same with the digit tokens' pair checks from their table.
+        // The same with the pair checks of digit and short letter tokens from their tables.
         let mut by_table = vec![7];
-        assert!(backtracker.with_digit_pairs().encode(text, &mut Vec::new(), &mut by_table), "no encoding found");
-        assert_eq!(by_table, backtracked, "with the digit pairs' table, {:?}", String::from_utf8_lossy(text));
+        assert!(backtracker.with_class_pairs().encode(text, &mut Vec::new(), &mut by_table), "no encoding found");
+        assert_eq!(by_table, backtracked, "with the class pairs' tables, {:?}", String::from_utf8_lossy(text));
         let mut merged = Vec::new();
         e.merge_heap_for_test(text, &mut merged);
         (backtracked[1..].to_vec(), merged)
@@ -1182,8 +1183,11 @@ mod tests {
             (x >> 33) % m
         };
         let (mut checked, mut tiktoken_rule_built) = (0, 0);
-        for (round, alphabet) in
-            [&b"ab"[..], b"abc", b"aab", b"abcd", b"0123456789", b"ab c", b"0012 3a"].iter().cycle().take(28).enumerate()
+        for (round, alphabet) in [&b"ab"[..], b"abc", b"aab", b"aBcD", b"0123456789", b"ab c", b"0012 3a"]
+            .iter()
+            .cycle()
+            .take(28)
+            .enumerate()
         {
             let words: Vec<(String, u64)> = (0..6)
                 .map(|_| {
