@@ -267,7 +267,7 @@ impl Tokenizer {
     /// (pairs, whole-token table), and 60–125 ms more for its backtracker, which a first request should not pay.
     pub fn prepare(&self) {
         if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
-            fast.prepare(self.pretokenizer.keeps_long_numbers());
+            fast.prepare();
         }
     }
 

@@ -29,10 +29,11 @@
 //! 23 → ~45 MB/s.
 //! 4. *Tables for two kinds of tokens.* Digit tokens and tokens of one or two ASCII letters are few (1–2
 //!    thousand), and on long numbers and long runs of letters nearly every pair check is between two of
-//!    them: their checks come from a bit table per kind (`ClassPairs`). 10 MB of random digits (gpt2):
-//!    0.36 → 0.18 s; random letters: gpt2 0.21 → 0.17 s, cl100k 0.23 → 0.20 s.
+//!    them: their checks come from a bit table per kind (`ClassPairs`), each row filled when first asked
+//!    for. 10 MB of random digits (gpt2): 0.36 → 0.19 s; random letters: gpt2 0.21 → 0.18 s, cl100k 0.23 →
+//!    0.20 s (the first call on them 0.19–0.25 s: it fills the rows).
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -192,34 +193,56 @@ pub struct Backtracker {
     class_index: Vec<u16>,
     /// The built tokens of each class (by `TokenClass as usize`), by index.
     class_tokens: [Vec<u32>; 2],
-    /// Each class's table, once `prepare_class_pairs` has built it.
-    class_pairs: [OnceLock<ClassPairs>; 2],
+    /// Each class's table.
+    class_pairs: [ClassPairs; 2],
 }
 
 /// The pair check's answer for every two tokens of a class, a bit each.
 ///
 /// A long number is one piece under GPT-2's pattern (r50k, p50k): 10 MB of random digits is 14.6 M pair
 /// checks, half of which fail, each a walk down two merge trees with a hash lookup per step. GPT-2 has 994
-/// digit tokens: their pairs are a 124 KB table (~1 M pair checks to build, ~10 ms on two cores). Digits'
-/// table is built only where pieces can hold long numbers: cl100k's and o200k's patterns cut digits in
-/// threes, and their digit pieces are tokens as they are. Random letters end up as tokens of one or two
-/// letters, 97 % of them (cl100k); 1 215–1 796 such tokens, a 185–400 KB table.
-#[derive(Clone, Debug)]
+/// digit tokens: their pairs are a 124 KB table. Random letters end up as tokens of one or two letters, 97 %
+/// of them (cl100k); 1 215–1 796 such tokens, a 185–400 KB table.
+///
+/// A row (a left token's pairs) is filled the first time it is asked for (its ~1–2 K checks: ~50 µs), not
+/// when the vocabulary loads: filling every row up front was 1–3 M checks, +20–60 ms on every load, for
+/// pieces that most texts never have (and cl100k's and o200k's patterns cut numbers in threes: their digit
+/// rows are never asked for). Two threads may fill a row at once; they write the same bits.
+#[derive(Debug)]
 struct ClassPairs {
     class: u16,
-    /// A row of bits per left token, by index, set where the pair passes.
+    /// A row of bits per left token, by index, set where the pair passes once the row is `ready`.
     words_per_row: usize,
-    valid: Vec<u64>,
+    valid: Vec<AtomicU64>,
+    ready: Vec<AtomicBool>,
+}
+
+impl Clone for ClassPairs {
+    fn clone(&self) -> ClassPairs {
+        let copy = |bits: &[AtomicU64]| bits.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect();
+        ClassPairs {
+            class: self.class,
+            words_per_row: self.words_per_row,
+            valid: copy(&self.valid),
+            ready: self.ready.iter().map(|r| AtomicBool::new(r.load(Ordering::Acquire))).collect(),
+        }
+    }
 }
 
 /// The table given to the search that does not use one.
-static NO_CLASS_PAIRS: ClassPairs = ClassPairs { class: NO_CLASS, words_per_row: 0, valid: Vec::new() };
+static NO_CLASS_PAIRS: ClassPairs =
+    ClassPairs { class: NO_CLASS, words_per_row: 0, valid: Vec::new(), ready: Vec::new() };
 
 impl ClassPairs {
-    #[inline]
-    fn valid(&self, left: u16, right: u16) -> bool {
-        let word = self.valid[left as usize * self.words_per_row + right as usize / 64];
-        word >> (right % 64) & 1 != 0
+    /// An empty table for `members` tokens of `class`.
+    fn new(class: TokenClass, members: usize) -> ClassPairs {
+        let words_per_row = members.div_ceil(64);
+        ClassPairs {
+            class: class as u16,
+            words_per_row,
+            valid: (0..members * words_per_row).map(|_| AtomicU64::new(0)).collect(),
+            ready: (0..members).map(|_| AtomicBool::new(false)).collect(),
+        }
     }
 }
 
@@ -420,45 +443,47 @@ impl Backtracker {
             canonical,
             trie,
             class_index,
+            class_pairs: TokenClass::ALL.map(|class| ClassPairs::new(class, class_tokens[class as usize].len())),
             class_tokens,
-            class_pairs: [OnceLock::new(), OnceLock::new()],
         })
     }
 
-    /// Builds the table of the pair checks between tokens of `class`, if not built yet. (Not on first use: a
-    /// first use can be on a thread of a pool waiting for this one; see DEVELOPERS.md.)
-    pub fn prepare_class_pairs(&self, class: TokenClass) {
-        self.class_pairs[class as usize].get_or_init(|| self.pairs_of(class, &self.class_tokens[class as usize]));
-    }
-
-    /// A copy with every class's table built.
+    /// A copy that checks every pair by walking the merge trees (no class tables).
     #[cfg(test)]
-    pub fn with_class_pairs(&self) -> Backtracker {
-        let copy = self.clone();
-        for class in TokenClass::ALL {
-            copy.prepare_class_pairs(class);
-        }
+    pub fn without_class_pairs(&self) -> Backtracker {
+        let mut copy = self.clone();
+        copy.class_index.fill(NO_CLASS);
         copy
     }
 
-    /// The pair check of every two of `members` (ids), in their order.
-    fn pairs_of(&self, class: TokenClass, members: &[u32]) -> ClassPairs {
-        let words_per_row = members.len().div_ceil(64);
-        let rows: Vec<Vec<u64>> = crate::on_own_pool(|| {
-            members
-                .par_iter()
-                .map(|&left| {
-                    let mut row = vec![0u64; words_per_row];
-                    for (j, &right) in members.iter().enumerate() {
-                        if self.meeting(left, right, false) == NONE {
-                            row[j / 64] |= 1 << (j % 64);
-                        }
-                    }
-                    row
-                })
-                .collect()
-        });
-        ClassPairs { class: class as u16, words_per_row, valid: rows.concat() }
+    /// Whether the pair of tokens of `table`'s class at indices `left`, `right` passes the pair check; fills
+    /// `left`'s row first if it is not filled yet.
+    #[inline(always)]
+    fn class_pair_passes(&self, table: &ClassPairs, left: u16, right: u16) -> bool {
+        let row = left as usize * table.words_per_row;
+        // Acquire: a row seen ready is seen filled (a plain load on x86).
+        if !table.ready[left as usize].load(Ordering::Acquire) {
+            self.fill_row(table, left);
+        }
+        table.valid[row + right as usize / 64].load(Ordering::Relaxed) >> (right % 64) & 1 != 0
+    }
+
+    /// Fills `left`'s row of `table`: the pair check of its token with every token of the class.
+    #[cold]
+    #[inline(never)]
+    fn fill_row(&self, table: &ClassPairs, left: u16) {
+        let members = &self.class_tokens[table.class as usize];
+        let row = &table.valid[left as usize * table.words_per_row..][..table.words_per_row];
+        for (w, word) in row.iter().enumerate() {
+            let mut bits = 0u64;
+            for (j, &right) in members.iter().enumerate().skip(w * 64).take(64) {
+                if self.meeting(members[left as usize], right, false) == NONE {
+                    bits |= 1 << (j % 64);
+                }
+            }
+            word.store(bits, Ordering::Relaxed);
+        }
+        table.ready[left as usize].store(true, Ordering::Release);
     }
 
     /// The pair check (`meeting`), from `table` when `TABLED` and both are tokens of its class (`FAILS` when
@@ -470,7 +495,7 @@ impl Backtracker {
             let in_class = |c: u16| c != NO_CLASS && c >> CLASS_SHIFT == table.class;
             if in_class(a_class) && in_class(b_class) {
                 let index = |c: u16| c & ((1 << CLASS_SHIFT) - 1);
-                return if table.valid(index(a_class), index(b_class)) { NONE } else { FAILS };
+                return if self.class_pair_passes(table, index(a_class), index(b_class)) { NONE } else { FAILS };
             }
         }
         self.meeting(a, b, a_is_longest)
@@ -558,9 +583,9 @@ impl Backtracker {
         // letter check pairs of that class's tokens by its table; the others have no test for it in their loop
         // (in every pair check, it made random letters 3% slower).
         let class = text.last().and_then(|&last| TokenClass::for_last_byte(last));
-        match class.and_then(|class| self.class_pairs[class as usize].get()) {
-            Some(table) => self.search::<true>(text, table, dead, out),
-            None => self.search::<false>(text, &NO_CLASS_PAIRS, dead, out),
+        match class.map(|class| &self.class_pairs[class as usize]) {
+            Some(table) if !table.ready.is_empty() => self.search::<true>(text, table, dead, out),
+            _ => self.search::<false>(text, &NO_CLASS_PAIRS, dead, out),
         }
     }
 

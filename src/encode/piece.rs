@@ -49,7 +49,7 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::backtrack::{Backtracker, TokenClass};
+use super::backtrack::Backtracker;
 use super::pair_table::PairTable;
 
 const NONE: u32 = u32::MAX;
@@ -578,15 +578,9 @@ impl PieceEncoder {
         }
     }
 
-    /// Builds the backtracker now rather than on the first piece that needs it, with its tables of pairs of
-    /// short letter tokens and, if pieces can hold long runs of digits (`long_numbers`), of digit tokens.
-    pub fn prepare(&self, long_numbers: bool) {
-        if let Some(backtracker) = self.backtracker() {
-            backtracker.prepare_class_pairs(TokenClass::ShortLetters);
-            if long_numbers {
-                backtracker.prepare_class_pairs(TokenClass::Digits);
-            }
-        }
+    /// Builds the backtracker now rather than on the first piece that needs it.
+    pub fn prepare(&self) {
+        let _ = self.backtracker();
     }
 
     /// The backtracker, built on first use; None when the vocabulary does not allow it.
@@ -1162,10 +1156,11 @@ mod tests {
         let backtracker = e.backtracker().expect("the vocabulary meets the backtracker's conditions");
         let mut backtracked = vec![7]; // after other ids, as in a text of several pieces
         assert!(backtracker.encode(text, &mut Vec::new(), &mut backtracked), "no encoding found");
-        // The same with the pair checks of digit and short letter tokens from their tables.
-        let mut by_table = vec![7];
-        assert!(backtracker.with_class_pairs().encode(text, &mut Vec::new(), &mut by_table), "no encoding found");
-        assert_eq!(by_table, backtracked, "with the class pairs' tables, {:?}", String::from_utf8_lossy(text));
+        // The same with every pair walked down the merge trees (`backtracker` checks pairs of digit tokens and
+        // of short letter tokens in its tables).
+        let mut walked = vec![7];
+        assert!(backtracker.without_class_pairs().encode(text, &mut Vec::new(), &mut walked), "no encoding found");
+        assert_eq!(walked, backtracked, "without the class pairs' tables, {:?}", String::from_utf8_lossy(text));
         let mut merged = Vec::new();
         e.merge_heap_for_test(text, &mut merged);
         (backtracked[1..].to_vec(), merged)

@@ -170,12 +170,6 @@ impl PreTokenizer {
         Ok(PreTokenizer { pattern, splitter })
     }
 
-    /// Whether a piece can hold more than three digits in a row (cl100k's and o200k's patterns cut numbers in
-    /// threes).
-    pub fn keeps_long_numbers(&self) -> bool {
-        !matches!(self.pattern, Pattern::Cl100k | Pattern::O200k)
-    }
-
     /// Calls `f` on each non-empty piece of `text`, in order. Only a custom regex can fail.
     pub fn split<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<()> {
         self.split_into(text, f)
