@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -204,9 +206,6 @@ print(counts.bytes_seen)
 def test_reading_counts_while_another_thread_counts_a_file_does_not_hang(tmp_path):
     """The counting thread holds the counter with the GIL released and takes the GIL back to check for Ctrl-C;
     a reader that waited for the counter with the GIL held hung both, for good (the child is killed after 60 s)."""
-    import subprocess
-    import sys
-
     path = tmp_path / "text.txt"
     # Distinct words, so that counting takes a while (it checks for Ctrl-C every 50 ms; ~1 s here).
     path.write_text("".join(f"line {i} of words {i * 7} to count\n" for i in range(600_000)), encoding="utf-8")

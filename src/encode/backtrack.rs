@@ -22,16 +22,16 @@
 //!    "built later" and "merges first" are comparisons of ids.
 //! 3. *Candidates.* The longest token the text starts with comes from a trie (a double array: one cache line
 //!    per byte); the next ones to try are each token's longest proper prefix that is a token.
-//!
-//! Cost: a few table lookups per token, no per-byte symbol array and no queue. 10 MB of random letters in
-//! one piece: 0.37 → 0.19 s (gpt2), 0.50 → 0.23 s (cl100k); random digits (gpt2) 0.52 → 0.33 s, each
-//! against the bucket merge it replaced. Multilingual text, whose unspaced pieces miss the caches: o200k
-//! 23 → ~45 MB/s.
 //! 4. *Tables for two kinds of tokens.* Digit tokens and tokens of one or two ASCII letters are few (1–2
 //!    thousand), and on long numbers and long runs of letters nearly every pair check is between two of
 //!    them: their checks come from a bit table per kind (`ClassPairs`), each row filled when first asked
 //!    for. 10 MB of random digits (gpt2): 0.36 → 0.19 s; random letters: gpt2 0.21 → 0.18 s, cl100k 0.23 →
 //!    0.20 s (the first call on them 0.19–0.25 s: it fills the rows).
+//!
+//! Cost: a few table lookups per token, no per-byte symbol array and no queue. 10 MB of random letters in
+//! one piece: 0.37 → 0.19 s (gpt2), 0.50 → 0.23 s (cl100k); random digits (gpt2) 0.52 → 0.33 s, each
+//! against the bucket merge it replaced (before the tables of 4.). Multilingual text, whose unspaced pieces
+//! miss the caches: o200k 23 → ~45 MB/s.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -46,12 +46,12 @@ const NO_CLASS: u16 = u16::MAX;
 const CLASS_SHIFT: u32 = 15;
 /// What the pair check returns for a pair that fails it, found in `ClassPairs`: no token to prune with.
 const FAILS: u32 = NONE - 1;
-/// At most this many tokens of a class get its table (512 KB, ~4 M pair checks to build).
+/// At most this many tokens of a class get its table (512 KB, ~4 M pair checks when every row is filled).
 const MAX_CLASS_TOKENS: usize = 2048;
 
 /// The kinds of tokens whose pair checks are tabled (see `ClassPairs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenClass {
+enum TokenClass {
     /// Spelled with ASCII digits only.
     Digits = 0,
     /// One or two ASCII letters.
@@ -191,9 +191,7 @@ pub struct Backtracker {
     trie: Vec<TrieCell>,
     /// Each token's class and index in it (`class << CLASS_SHIFT | index`; `NO_CLASS` if none).
     class_index: Vec<u16>,
-    /// The built tokens of each class (by `TokenClass as usize`), by index.
-    class_tokens: [Vec<u32>; 2],
-    /// Each class's table.
+    /// Each class's table (by `TokenClass as usize`).
     class_pairs: [ClassPairs; 2],
 }
 
@@ -211,6 +209,8 @@ pub struct Backtracker {
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
+    /// The class's built tokens, by index.
+    members: Vec<u32>,
     /// A row of bits per left token, by index, set where the pair passes once the row is `ready`.
     words_per_row: usize,
     valid: Vec<AtomicU64>,
@@ -222,6 +222,7 @@ impl Clone for ClassPairs {
         let copy = |bits: &[AtomicU64]| bits.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect();
         ClassPairs {
             class: self.class,
+            members: self.members.clone(),
             words_per_row: self.words_per_row,
             valid: copy(&self.valid),
             ready: self.ready.iter().map(|r| AtomicBool::new(r.load(Ordering::Acquire))).collect(),
@@ -231,17 +232,18 @@ impl Clone for ClassPairs {
 
 /// The table given to the search that does not use one.
 static NO_CLASS_PAIRS: ClassPairs =
-    ClassPairs { class: NO_CLASS, words_per_row: 0, valid: Vec::new(), ready: Vec::new() };
+    ClassPairs { class: NO_CLASS, members: Vec::new(), words_per_row: 0, valid: Vec::new(), ready: Vec::new() };
 
 impl ClassPairs {
-    /// An empty table for `members` tokens of `class`.
-    fn new(class: TokenClass, members: usize) -> ClassPairs {
-        let words_per_row = members.div_ceil(64);
+    /// An empty table for `members`, the tokens of `class`.
+    fn new(class: TokenClass, members: Vec<u32>) -> ClassPairs {
+        let words_per_row = members.len().div_ceil(64);
         ClassPairs {
             class: class as u16,
             words_per_row,
-            valid: (0..members * words_per_row).map(|_| AtomicU64::new(0)).collect(),
-            ready: (0..members).map(|_| AtomicBool::new(false)).collect(),
+            valid: (0..members.len() * words_per_row).map(|_| AtomicU64::new(0)).collect(),
+            ready: (0..members.len()).map(|_| AtomicBool::new(false)).collect(),
+            members,
         }
     }
 }
@@ -426,7 +428,7 @@ impl Backtracker {
         keys.sort_unstable();
         let trie = double_array(&keys, &mut len_shorter);
         let mut class_index = vec![NO_CLASS; tokens.len()];
-        let class_tokens = TokenClass::ALL.map(|class| {
+        let class_pairs = TokenClass::ALL.map(|class| {
             let members: Vec<u32> = (0..tokens.len() as u32)
                 .filter(|&id| built[id as usize] && tokens[id as usize].is_some_and(|b| class.holds(b)))
                 .take(MAX_CLASS_TOKENS)
@@ -434,18 +436,9 @@ impl Backtracker {
             for (index, &id) in members.iter().enumerate() {
                 class_index[id as usize] = (class as u16) << CLASS_SHIFT | index as u16;
             }
-            members
+            ClassPairs::new(class, members)
         });
-        Some(Backtracker {
-            split,
-            len_shorter,
-            first_merged,
-            canonical,
-            trie,
-            class_index,
-            class_pairs: TokenClass::ALL.map(|class| ClassPairs::new(class, class_tokens[class as usize].len())),
-            class_tokens,
-        })
+        Some(Backtracker { split, len_shorter, first_merged, canonical, trie, class_index, class_pairs })
     }
 
     /// A copy that checks every pair by walking the merge trees (no class tables).
@@ -472,12 +465,12 @@ impl Backtracker {
     #[cold]
     #[inline(never)]
     fn fill_row(&self, table: &ClassPairs, left: u16) {
-        let members = &self.class_tokens[table.class as usize];
+        let left_token = table.members[left as usize];
         let row = &table.valid[left as usize * table.words_per_row..][..table.words_per_row];
         for (w, word) in row.iter().enumerate() {
             let mut bits = 0u64;
-            for (j, &right) in members.iter().enumerate().skip(w * 64).take(64) {
-                if self.meeting(members[left as usize], right, false) == NONE {
+            for (j, &right) in table.members.iter().enumerate().skip(w * 64).take(64) {
+                if self.meeting(left_token, right, false) == NONE {
                     bits |= 1 << (j % 64);
                 }
             }
@@ -584,7 +577,7 @@ impl Backtracker {
         // (in every pair check, it made random letters 3% slower).
         let class = text.last().and_then(|&last| TokenClass::for_last_byte(last));
         match class.map(|class| &self.class_pairs[class as usize]) {
-            Some(table) if !table.ready.is_empty() => self.search::<true>(text, table, dead, out),
+            Some(table) if !table.members.is_empty() => self.search::<true>(text, table, dead, out),
             _ => self.search::<false>(text, &NO_CLASS_PAIRS, dead, out),
         }
     }
