@@ -53,6 +53,7 @@ import os
 import platform
 import random
 import re
+import statistics
 import string
 import sys
 import sysconfig
@@ -651,6 +652,10 @@ def complete(rows: list[dict]) -> None:
                 r["vs_one_thread"] = r["mb_per_s"] / one["mb_per_s"]
             if "paired_one_thread_s" in r:
                 r["vs_paired_one_thread"] = r["paired_one_thread_s"] / r["seconds"]
+                # Each 2-thread run beside the 1-thread run next to it: the best runs' ratio above is the
+                # target's figure, this median shows how much the machine's noise moves it.
+                pairs = [one / two for two, one in zip(r["runs_s"], r["paired_runs_s"])]
+                r["paired_ratio_median"], r["paired_count"] = statistics.median(pairs), len(pairs)
             if r["key"] == "bytepair":
                 batch1 = find(rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1,
                               key="bytepair-batch")
@@ -746,6 +751,8 @@ def targets(rows: list[dict]) -> list[dict]:
                       if k in two]
             add(f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1, runs alternated "
                 "in one process)", fmt_x(two["vs_paired_one_thread"])
+                + (f" (median of the {two['paired_count']} pairs: {fmt_x(two['paired_ratio_median'])})"
+                   if "paired_ratio_median" in two else "")
                 + (f"; from separate processes: {', '.join(across)}" if across else ""),
                 two["vs_paired_one_thread"] >= 1.8)
         elif two and "vs_batch_one_thread" in two:
@@ -816,7 +823,9 @@ pass reports that failure. Ids must be the same in every pass.
 
 Libraries with a thread knob (bytepair, tiktoken, rs-bpe, bpe-openai) also time, in their 2-thread child, the same
 batch call with 1 thread, runs alternated with the 2-thread ones ("2 t ÷ 1 t, one process"): a scaling ratio
-from the same minutes, which the 2-thread target uses. Their ids must equal the 2-thread call's.
+from the same minutes, which the 2-thread target uses (the best runs of each; the targets table also gives
+the median of the ratios of each 2-thread run to the 1-thread run beside it, which shows the machine's noise).
+Their ids must equal the 2-thread call's.
 
 1 thread: a Python loop of one call per document, the same for every library (so each pays the same per-call
 overhead); `RAYON_NUM_THREADS=1`. 2 threads: each library's batch call, with 2 threads where it has a knob;
