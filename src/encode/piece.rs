@@ -158,10 +158,15 @@ impl Key {
         Key { first, last, len: n as u64 }
     }
 
+    /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches the low bits, which
+    /// pick the front-table slot. (`h ^ (h >> 29)` of a 64-bit product left the top 20 bits of the key out of
+    /// them: " then", " they" and " them" shared a slot, and 10.1% of 20 MB of English's pieces missed the
+    /// front table instead of 6.1%.)
     #[inline]
     fn hash(&self) -> u64 {
-        let h = (self.first ^ self.last.rotate_left(29) ^ self.len.rotate_left(53)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^ (h >> 29)
+        let x = self.first ^ self.last.rotate_left(29) ^ self.len.rotate_left(53);
+        let product = x as u128 * 0x9E37_79B9_7F4A_7C15;
+        product as u64 ^ (product >> 64) as u64
     }
 }
 
@@ -1338,6 +1343,20 @@ mod tests {
             }
         }
         assert!(!Entry::default().holds(Key::of(b"\0\0")), "an empty slot holds no piece");
+    }
+
+    /// Pieces that differ only in their last bytes get different front-table slots (with the old hash, the
+    /// 676 pieces " thaa" … " thzz" shared 26 slots).
+    #[test]
+    fn front_slots_depend_on_every_byte_of_a_piece() {
+        for prefix in [&b" th"[..], b"ing", b" ", b"abcdefghijk"] {
+            let pieces: Vec<Vec<u8>> =
+                (b'a'..=b'z').flat_map(|x| (b'a'..=b'z').map(move |y| [prefix, &[x, y]].concat())).collect();
+            let slots: std::collections::HashSet<usize> =
+                pieces.iter().map(|p| front_slot(Key::of(p).hash())).collect();
+            // 676 pieces in 32K slots: ~7 collide by chance.
+            assert!(slots.len() >= 650, "{:?}…: {} slots for 676 pieces", String::from_utf8_lossy(prefix), slots.len());
+        }
     }
 
     #[test]
