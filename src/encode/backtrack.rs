@@ -500,9 +500,10 @@ impl Backtracker {
     }
 
     /// The buildable tokens `text[pos..]` starts with (`pos < text.len()`), as `[token, length]`, longest
-    /// last: how many are in `found`, and whether shorter ones were left out (at most `KEEP` are kept).
+    /// last: how many are in `found` (at most `KEEP`), and, when shorter ones were left out, the shortest kept
+    /// (they are its prefixes, by `len_shorter`), else NONE.
     #[inline]
-    fn matches<const KEEP: usize>(&self, text: &[u8], pos: usize, found: &mut [[u32; 2]; KEEP]) -> (usize, bool) {
+    fn matches<const KEEP: usize>(&self, text: &[u8], pos: usize, found: &mut [[u32; 2]; KEEP]) -> (usize, u32) {
         let mut node = 0usize;
         let (mut count, mut left_out) = (0, false);
         for (depth, &b) in text[pos..].iter().enumerate() {
@@ -522,7 +523,7 @@ impl Backtracker {
                 count += 1;
             }
         }
-        (count, left_out)
+        (count, if left_out { found[0][0] } else { NONE })
     }
 
     /// Whether BPE over the bytes of `a` then `b` gives `a`, `b` (both built tokens): NONE if so; if not, the
@@ -630,13 +631,12 @@ impl Backtracker {
         let is_dead = |dead: &Vec<u64>, p: usize| dead[p / 64] >> (p % 64) & 1 != 0;
         let mut pos = 0;
         // The candidates at `pos`: those the trie walk found (`found[..count]`, tried from the end, so their
-        // lengths and order need no `len_shorter` lookup), then, from `chain` on, each one's longest prefix.
+        // lengths and order need no `len_shorter` lookup), then the longest prefix of `chain`, of that one, ...
         let mut found = [[0u32; 2]; KEEP];
-        let (mut count, mut left_out) = self.matches(text, 0, &mut found);
+        let (mut count, mut chain) = self.matches(text, 0, &mut found);
         if count == 0 {
             return false; // a byte without a token
         }
-        let mut chain = NONE;
         let mut longest = found[count - 1][0];
         // Whether the last token pushed was the longest match at its position.
         let mut last_is_longest = false;
@@ -646,9 +646,6 @@ impl Backtracker {
             let fitting = loop {
                 let [candidate, len] = if count > 0 {
                     count -= 1;
-                    if count == 0 && left_out {
-                        chain = found[0][0];
-                    }
                     found[count]
                 } else {
                     let shorter = if chain == NONE { NONE } else { self.len_shorter[chain as usize][1] };
@@ -672,7 +669,6 @@ impl Backtracker {
                     break Some((candidate, end));
                 }
             };
-            chain = NONE;
             if let Some((candidate, end)) = fitting {
                 out.push(candidate);
                 last_is_longest = candidate == longest;
@@ -680,7 +676,7 @@ impl Backtracker {
                 if pos == n {
                     return true;
                 }
-                (count, left_out) = self.matches(text, pos, &mut found);
+                (count, chain) = self.matches(text, pos, &mut found);
                 if count == 0 {
                     out.truncate(start);
                     return false;
@@ -694,7 +690,7 @@ impl Backtracker {
                 }
                 let last = out.pop().expect("not empty");
                 pos -= self.len_shorter[last as usize][0] as usize;
-                (count, left_out, chain) = (0, false, last);
+                (count, chain) = (0, last);
                 longest = NONE; // the candidates here now are shorter ones
                 last_is_longest = false; // (not known for the token now last)
             }

@@ -160,8 +160,8 @@ impl Key {
 
     /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches the low bits, which
     /// pick the front-table slot. (`h ^ (h >> 29)` of a 64-bit product left the top 20 bits of the key out of
-    /// them: " then", " they" and " them" shared a slot, and 10.1% of 20 MB of English's pieces missed the
-    /// front table instead of 6.1%.)
+    /// them: " then", " they" and " them" shared a slot, and ~9.2% of 20 MB of English's pieces missed the
+    /// front table instead of ~6.6%, counted with gpt2.)
     #[inline]
     fn hash(&self) -> u64 {
         let x = self.first ^ self.last.rotate_left(29) ^ self.len.rotate_left(53);
