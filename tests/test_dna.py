@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair.training import TrainSettings, new_counts
 from bytepair import _core, reference
 from conftest import examples
 
@@ -229,7 +230,7 @@ def test_train_dna_options_and_errors(tmp_path):
 
 
 def train_with_engine(sequences: list[str], vocab_size: int, engine: str, tie_break: str, max_len, min_freq):
-    counts = bytepair._new_counts(None, [], False)
+    counts = new_counts(TrainSettings.from_arguments(1, pattern=None, special_tokens=[], lowercase=False))
     counts.add_texts(sequences)
     core, _ = _core.train_counts(counts, vocab_size, "char", "corpus", [], "[UNK]", None, None, min_freq, max_len,
                                  tie_break, False, None, engine=engine)

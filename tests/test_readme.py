@@ -32,19 +32,22 @@ def test_readme_example_runs(index, request):
 
 
 def test_docstring_examples():
+    """The examples in the docstrings of every module of the package, and of the methods of the classes the
+    package re-exports under its own name (`bytepair.Tokenizer`: testmod skips methods defined elsewhere)."""
     import doctest
+    import importlib
+    import pkgutil
 
     import bytepair
-    import bytepair.compare
-    import bytepair.describe
-    import bytepair.dna
-    import bytepair.explain
-    import bytepair.files
-    import bytepair.reference
-    import bytepair.viewer
-    import bytepair.viz
 
-    for module in (bytepair, bytepair.reference, bytepair.explain, bytepair.describe, bytepair.viewer,
-                   bytepair.compare, bytepair.files, bytepair.dna, bytepair.viz):
-        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    names = [m.name for m in pkgutil.walk_packages(bytepair.__path__, "bytepair.") if m.name != "bytepair.__main__"]
+    tried = 0
+    for module in [bytepair] + [importlib.import_module(name) for name in names]:
+        failures, count = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failures == 0, module.__name__
+        tried += count
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(bytepair.Tokenizer, "Tokenizer", module=False, globs=vars(bytepair)):
+        runner.run(test)
+    assert runner.failures == 0
+    assert runner.tries > 15 and tried > 100

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair.training import TrainSettings, new_counts
 from conftest import examples
 from bytepair import reference
 
@@ -136,7 +137,7 @@ def test_train_on_texts_equals_reference(corpus, pattern, mode, tie_break, speci
 def test_word_counts_equal_reference_in_order_of_first_appearance(corpus, pattern, specials, lowercase):
     if specials:
         corpus = corpus + [specials[-1].join(corpus)]
-    counts = bytepair._new_counts(pattern, specials, lowercase)
+    counts = new_counts(TrainSettings.from_arguments(1, pattern=pattern, special_tokens=specials, lowercase=lowercase))
     counts.add_texts(corpus)
     assert counts.items() == list(reference.word_frequencies(corpus, pattern, specials, lowercase).items())
 

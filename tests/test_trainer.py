@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import bytepair
+from bytepair.training import TrainSettings, new_counts
 from bytepair import reference
 
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
@@ -109,13 +110,13 @@ def test_thread_count_changes_nothing(multilingual_files):
     """5 MB in many work items: word order and merges are the same for 1, 2 and 5 threads, from files or texts."""
     results = []
     for threads in (1, 2, 5):
-        counts = bytepair._new_counts("gpt2", ["<|endoftext|>"], False, threads)
+        counts = new_counts(TrainSettings.from_arguments(1, pattern="gpt2", special_tokens=["<|endoftext|>"], lowercase=False, threads=threads))
         for f in multilingual_files:
             counts.add_file(f, "strict")
         results.append(counts.items())
     assert results[0] == results[1] == results[2]
     texts = [line for f in multilingual_files for line in newline_split(Path(f).read_bytes().decode("utf-8"))]
-    counts = bytepair._new_counts("gpt2", ["<|endoftext|>"], False, 2)
+    counts = new_counts(TrainSettings.from_arguments(1, pattern="gpt2", special_tokens=["<|endoftext|>"], lowercase=False, threads=2))
     counts.add_texts(texts)
     assert counts.items() == results[0]
     toks = [bytepair.train(multilingual_files, 2500, threads=t) for t in (1, 2, 5)]
@@ -169,7 +170,7 @@ def test_a_100_mb_line_without_a_newline(tmp_path):
     assert len(text) > 100_000_000 and "\n" not in text
     path = tmp_path / "one_line.txt"
     path.write_text(text, encoding="utf-8")
-    counts = bytepair._new_counts("gpt2", [], False, 2)
+    counts = new_counts(TrainSettings.from_arguments(1, pattern="gpt2", special_tokens=[], lowercase=False, threads=2))
     counts.add_file(str(path), "strict")
     want = collections.Counter(" " + w for w in words[1:])
     want[words[0]] += 1

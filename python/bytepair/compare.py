@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from . import Tokenizer
+from ._tokenizer import Tokenizer
 from .viewer import PerToken
 
 __all__ = ["BASELINES", "Row", "compare", "table", "chart"]
@@ -39,7 +39,7 @@ class Row(PerToken):
     documents: int = 0
     unknown: int = 0  # unk_token occurrences (char-level tokenizers)
     has_unk: bool = False  # the tokenizer has an unk_token
-    used: set = field(default_factory=set, repr=False)  # ids (or units) seen
+    used: set[int | str] = field(default_factory=set, repr=False)  # ids (or units) seen
 
     @property
     def tokens_per_word(self) -> float:
@@ -95,7 +95,7 @@ def compare(
         words += sum(len(t.split()) for t in group)
         nbytes += sum(len(t.encode("utf-8")) for t in group)
         chars += sum(len(t) for t in group)
-        for row, tok, unk in zip(rows, tokenizers.values(), unk_ids):
+        for row, tok, unk_id in zip(rows, tokenizers.values(), unk_ids):
             if isinstance(tok, str):
                 _baseline(row, tok, group)
                 continue
@@ -106,8 +106,8 @@ def compare(
             for ids in encoded:
                 row.tokens += len(ids)
                 row.used.update(ids)
-                if unk is not None:
-                    row.unknown += ids.count(unk)
+                if unk_id is not None:
+                    row.unknown += ids.count(unk_id)
     for row in rows:
         row.words, row.documents, row.bytes, row.characters = words, documents, nbytes, chars
     return rows
@@ -146,8 +146,10 @@ def table(rows: list[Row], *, markdown: bool = False) -> str:
         lines += ["| " + " | ".join(cells) + " |" for cells in body]
         return "\n".join(lines)
     widths = [max(len(c[i]) for c in [head] + body) for i in range(len(head))]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
-                                  for i, (c, w) in enumerate(zip(cells, widths)))
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths)] + [fmt(c) for c in body])
 
 

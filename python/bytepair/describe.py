@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from . import Tokenizer
+from ._tokenizer import Tokenizer, TokenizerSettings
 from .reference import merge_strings
 
 __all__ = ["Description", "describe", "escape", "show_token", "vocabulary_lines"]
@@ -78,7 +78,7 @@ class Description:
     summary: str
     vocab_size: int
     unused_ids: int
-    settings: dict[str, object]
+    settings: TokenizerSettings
     special_tokens: list[tuple[int, str]]
     base_tokens: int
     merges: int

@@ -18,128 +18,26 @@ genome, so memory stays a few bytes per base.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, Union
+from typing import TYPE_CHECKING, Literal, Union
 
-from . import _core
+from .corpus import expand_path
+from .formats.fasta import Ambiguous, FastaRecord, check_options, iter_fasta, looks_like_a_path, read_fasta
+from .training import TrainSettings, new_counts, train_counts
 
-__all__ = ["FastaRecord", "DnaStats", "iter_fasta", "read_fasta", "reverse_complement", "train_dna", "dna_stats"]
+if TYPE_CHECKING:
+    from ._tokenizer import Tokenizer
+
+__all__ = ["DnaStats", "FastaRecord", "dna_stats", "iter_fasta", "read_fasta", "reverse_complement", "train_dna"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-Ambiguous = Literal["keep", "split", "drop"]
-AMBIGUOUS = ("keep", "split", "drop")
 
 # Sequences given as str are handed to the core in batches of about this many bases.
 _BATCH_BASES = 8 << 20
 
 _COMPLEMENT = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "TGCAANYRMKVBHDSWtgcaanyrmkvbhdsw")
-_NUCLEOTIDES = "ACGTUNRYKMSWBDHV"
 _COMPLEMENT_RNA = str.maketrans("ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", "UGCAANYRMKVBHDSWugcaanyrmkvbhdsw")
-
-
-class FastaRecord(NamedTuple):
-    """One FASTA/FASTQ record (or a piece of one): `name` is its header line without `>`/`@` — with
-    `:start-end` (1-based, inclusive; with ambiguous="drop", in the bases kept) added when the piece is a window or a stretch of the record — and
-    `sequence` its bases."""
-
-    name: str
-    sequence: str
-
-    @property
-    def id(self) -> str:
-        """The name up to the first whitespace (FASTA's sequence identifier).
-
-        >>> FastaRecord("NC_000913.3 Escherichia coli", "ACGT").id
-        'NC_000913.3'
-        """
-        return self.name.split(maxsplit=1)[0] if self.name.strip() else ""
-
-    def __len__(self) -> int:
-        """Number of bases (not the tuple's 2 fields: a record is measured by its sequence)."""
-        return len(self.sequence)
-
-
-def _check_options(uppercase: object, ambiguous: object, chunk_length: object) -> None:
-    if not isinstance(uppercase, bool):
-        raise TypeError(f"uppercase must be True or False, not {uppercase!r}")
-    if ambiguous not in AMBIGUOUS:
-        raise ValueError(f"ambiguous={ambiguous!r} is not supported: use \"keep\" (N and other IUPAC codes stay in "
-                         f"the sequence), \"split\" (cut the sequence at them) or \"drop\" (remove them)")
-    if chunk_length is not None and (isinstance(chunk_length, bool) or not isinstance(chunk_length, int)
-                                     or chunk_length < 1):
-        raise ValueError(f"chunk_length must be None (whole sequences) or an int >= 1, got {chunk_length!r}")
-
-
-def _fasta_path(path: object) -> str:
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"no such FASTA/FASTQ file: {p!r}")
-    if os.path.isdir(p):
-        raise IsADirectoryError(f"{p!r} is a directory: pass the FASTA/FASTQ files in it")
-    return p
-
-
-def iter_fasta(
-    path: PathLike,
-    *,
-    uppercase: bool = True,
-    ambiguous: Ambiguous = "keep",
-    chunk_length: int | None = None,
-) -> Iterator[FastaRecord]:
-    """Yields the records of a FASTA or FASTQ file (plain or gzip) one at a time: memory holds one record.
-
-    uppercase: fold lowercase (soft-masked repeats) to uppercase.
-    ambiguous: characters other than A/C/G/T/U — N and the other IUPAC codes, gaps: "keep" them, "split" the
-        sequence at each run of them (one record per stretch), or "drop" them.
-    chunk_length: cut each sequence into windows of this many bases (the last may be shorter).
-
-    Pieces that are not a whole record are named `name:start-end` (1-based, inclusive; with ambiguous="drop",
-    positions count the bases kept, as the pieces are cut after dropping). FASTQ quality lines
-    are skipped. A file that is not FASTA/FASTQ, or a sequence with characters that are not nucleotide codes,
-    raises ValueError naming the file and line.
-    """
-    _check_options(uppercase, ambiguous, chunk_length)
-    for name, sequence in _core.FastaRecords(_fasta_path(path), uppercase, ambiguous, chunk_length):
-        yield FastaRecord(name, sequence)
-
-
-def read_fasta(
-    path: PathLike,
-    *,
-    uppercase: bool = True,
-    ambiguous: Ambiguous = "keep",
-    chunk_length: int | None = None,
-) -> list[FastaRecord]:
-    """All records of a FASTA or FASTQ file (plain or gzip) as a list of `FastaRecord(name, sequence)`.
-
-    Multi-record files, wrapped lines, Windows line endings, blank lines and FASTQ are read; headers are kept as
-    record names. The whole file is held as Python strings (~1 byte per base); to train on a genome pass its
-    path to `train_dna` instead (it never builds Python strings), or use `iter_fasta` for one record at a time.
-    Options as in `iter_fasta`.
-
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "tiny.fa")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write(">chr1 test\\nACGTac\\ngtNN\\n>chr2\\nTTGA\\n")
-    >>> read_fasta(path)
-    [FastaRecord(name='chr1 test', sequence='ACGTACGTNN'), FastaRecord(name='chr2', sequence='TTGA')]
-    >>> [r.name for r in read_fasta(path, ambiguous="split", chunk_length=4)]
-    ['chr1 test:1-4', 'chr1 test:5-8', 'chr2']
-    """
-    return list(iter_fasta(path, uppercase=uppercase, ambiguous=ambiguous, chunk_length=chunk_length))
-
-
-def _looks_like_a_path(text: str) -> bool:
-    """A str that is not a file but reads as a path ("genome.fa", "data/x.fq.gz"): a '/', or an extension
-    with a letter no sequence has ("ACGT.GT" is a sequence with a gap), and no line break."""
-    if "\n" in text or len(text) >= 4096:
-        return False
-    extension = re.search(r"\.([A-Za-z0-9]{1,5})$", text)
-    return "/" in text or "\\" in text or bool(extension and set(extension.group(1).upper()) - set(_NUCLEOTIDES))
 
 
 def reverse_complement(sequence: str, rna: bool = False) -> str:
@@ -172,7 +70,7 @@ def train_dna(
     max_token_length: int | None = None,
     threads: int | None = None,
     progress: bool | None = None,
-):
+) -> Tokenizer:
     """Trains a DNA tokenizer (the `dna` preset): character-level BPE without pre-tokenization on nucleotide
     sequences, whose merges are frequent k-mers.
 
@@ -206,9 +104,7 @@ def train_dna(
     >>> tok.decode(tok.encode("ACGTRACGT"))  # R is not in the alphabet
     'ACGT[UNK]ACGT'
     """
-    from . import _new_counts, _show_progress, _train, _expand_path
-
-    _check_options(uppercase, ambiguous, chunk_length)
+    check_options(uppercase, ambiguous, chunk_length)
     if not isinstance(reverse_complement, bool):
         raise TypeError(f"reverse_complement must be True or False, not {reverse_complement!r}")
     if not isinstance(alphabet, str) or not alphabet:
@@ -217,8 +113,12 @@ def train_dna(
     if uppercase and any(c.islower() for c in symbols):
         raise ValueError(f"alphabet={alphabet!r} has lowercase letters, but uppercase=True folds every base to "
                          f"uppercase: use an uppercase alphabet, or uppercase=False")
-    counts = _new_counts(None, special_tokens, False, threads)
-    show = _show_progress(progress)
+    settings = TrainSettings.from_arguments(
+        vocab_size, mode="char", pattern=None, special_tokens=special_tokens, initial_alphabet=symbols,
+        min_frequency=min_frequency, unk_token=unk_token, max_token_length=max_token_length,
+        limit_alphabet=len(symbols), tie_break=tie_break, threads=threads, progress=progress,
+    )
+    counts = new_counts(settings)
     # An RNA alphabet (U, no T): the other strand pairs A with U, so that it is spelt in the same alphabet.
     rna = "U" in alphabet.upper() and "T" not in alphabet.upper()
     options = (uppercase, ambiguous, chunk_length, reverse_complement, rna)
@@ -234,8 +134,8 @@ def train_dna(
                 and len(p) > 0 and set(p.upper()) <= set("ACGTUNRYKMSWBDHV-.*"):
             raise FileNotFoundError(f"no such FASTA/FASTQ file: {p[:40]!r}. To train on a sequence, pass it in a "
                                     f"list: train_dna([sequence], ...)")
-        files = _expand_path(fasta_or_sequences, hint_text=False)
-        if show:
+        files = expand_path(fasta_or_sequences)
+        if settings.progress:
             counts.show_progress(None)
         try:
             for f in files:
@@ -260,7 +160,7 @@ def train_dna(
                 if batch:
                     add(counts.add_sequences(batch, index, *options))
                     batch, size = [], 0
-                for f in _expand_path(item, hint_text=False):
+                for f in expand_path(item):
                     add(counts.add_fasta(f, *options))
                 index = i + 1
                 continue
@@ -280,8 +180,7 @@ def train_dna(
         hint = " (every base was ambiguous and ambiguous=\"split\"/\"drop\" removed them)" if read[0] else ""
         raise ValueError(f"no sequence to train on: {read[0]} records, 0 bases{hint}")
     try:
-        return _train(counts, vocab_size, "char", symbols, min_frequency, None, None, unk_token, max_token_length,
-                      tie_break, show, len(symbols))
+        return train_counts(counts, settings, stacklevel=2)
     except ValueError as e:
         if "limit_alphabet" in str(e):
             raise ValueError(f"the sequences hold letters outside alphabet={alphabet!r} and unk_token is None: pass "
@@ -324,7 +223,7 @@ class DnaStats:
         return "\n".join(lines)
 
 
-def dna_stats(tokenizer, sequences: str | Iterable[str | FastaRecord] | PathLike, *, uppercase: bool = True,
+def dna_stats(tokenizer: Tokenizer, sequences: str | Iterable[str | FastaRecord] | PathLike, *, uppercase: bool = True,
               threads: int | None = None) -> DnaStats:
     """Measures how `tokenizer` cuts `sequences` (a sequence, an iterable of sequences or FastaRecords, or a
     FASTA/FASTQ path — read record by record): bases per token, the mean k-mer length of the vocabulary, and
@@ -338,11 +237,12 @@ def dna_stats(tokenizer, sequences: str | Iterable[str | FastaRecord] | PathLike
     """
     import numpy as np
 
-    strings = tokenizer._strings
-    specials = set(tokenizer.special_tokens) | ({tokenizer.settings["unk_token"]} - {None})
+    strings = [tokenizer.id_to_token(i) or "" for i in range(tokenizer.vocab_size)]
+    unk_token = tokenizer.settings["unk_token"]
+    specials = set(tokenizer.special_tokens) | ({unk_token} if unk_token else set())
     lengths = np.array([0 if s in specials or not s else len(tokenizer.token_bytes(i))
                         for i, s in enumerate(strings)], dtype=np.int64)
-    unk_id = tokenizer.token_to_id(tokenizer.settings["unk_token"]) if tokenizer.settings["unk_token"] else None
+    unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
     vocab_lengths: dict[int, int] = {}
     for n in lengths[lengths > 0].tolist():
         vocab_lengths[n] = vocab_lengths.get(n, 0) + 1
@@ -351,9 +251,9 @@ def dna_stats(tokenizer, sequences: str | Iterable[str | FastaRecord] | PathLike
     count = bases = tokens = unknown = 0
 
     if isinstance(sequences, os.PathLike) or (isinstance(sequences, str) and os.path.isfile(sequences)):
-        source: Iterable = iter_fasta(sequences, uppercase=uppercase)
+        source: Iterable[str | FastaRecord] = iter_fasta(sequences, uppercase=uppercase)
     elif isinstance(sequences, str):
-        if _looks_like_a_path(sequences):  # a path with a typo, not a sequence to measure
+        if looks_like_a_path(sequences):  # a path with a typo, not a sequence to measure
             raise FileNotFoundError(f"no such FASTA/FASTQ file: {sequences!r}. To measure a sequence, pass it as "
                                     f"it is (letters only) or in a list")
         source = [sequences]

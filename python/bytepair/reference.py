@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import regex
 
@@ -272,8 +273,11 @@ def compute_pair_freqs(splits: dict[str, list[str]], word_freqs: Mapping[str, in
 
 
 def best_pair(
-    pair_freqs: dict[tuple[str, str], int], tie_break: str, ids: dict[str, int], allowed,
-    symbol_bytes=None,
+    pair_freqs: dict[tuple[str, str], int],
+    tie_break: str,
+    ids: dict[str, int],
+    allowed: Callable[[tuple[str, str]], bool],
+    symbol_bytes: Callable[[str], bytes] = str.encode,
 ) -> tuple[tuple[str, str], int] | None:
     """The pair to merge next.
 
@@ -290,14 +294,15 @@ def best_pair(
     if tie_break not in ("first_seen", "hf", "lexicographic"):
         raise ValueError(f"unknown tie_break {tie_break!r}")
 
-    def lexicographic_key(pair: tuple[str, str]) -> tuple:
+    def lexicographic_key(pair: tuple[str, str]) -> tuple[bytes, bytes, str, str]:
         return (symbol_bytes(pair[0]), symbol_bytes(pair[1]), pair[0], pair[1])
 
-    best, max_freq = None, None
+    best: tuple[str, str] | None = None
+    max_freq = 0
     for pair, freq in pair_freqs.items():
         if freq <= 0 or not allowed(pair):
             continue
-        if max_freq is None or max_freq < freq:
+        if best is None or max_freq < freq:
             best, max_freq = pair, freq
         elif freq == max_freq:
             if tie_break == "hf" and (ids[pair[0]], ids[pair[1]]) < (ids[best[0]], ids[best[1]]):
@@ -398,7 +403,10 @@ def train_from_counts(
     vocab = base_vocabulary(word_freqs, mode, special_tokens, initial_alphabet, prefix, suffix, unk_token, kept)
     splits = {word: symbols_of(word, mode, prefix, suffix) for word in word_freqs}
     if kept is not None:  # char mode: one symbol per character
-        splits = {word: [s if c in kept else unk_token for c, s in zip(word, split)] for word, split in splits.items()}
+        if unk_token is None and any(c not in kept for word in word_freqs for c in word):
+            raise ValueError("limit_alphabet leaves characters out of the alphabet: they need an unk_token")
+        unk = unk_token or ""
+        splits = {word: [s if c in kept else unk for c, s in zip(word, split)] for word, split in splits.items()}
     specials = set(special_tokens) | ({unk_token} if unk_token is not None else set())
     if vocab_size < len(vocab):
         raise ValueError(f"vocab_size={vocab_size} is smaller than the base vocabulary; use vocab_size >= {len(vocab)}")
@@ -463,7 +471,7 @@ def train_from_counts(
 
 
 def train(corpus: Iterable[str], vocab_size: int, *, pattern: str | None = "gpt2", special_tokens: Iterable[str] = (),
-          lowercase: bool = False, **options) -> ReferenceTokenizer:
+          lowercase: bool = False, **options: Any) -> ReferenceTokenizer:
     """Counts the words of `corpus` (an iterable of texts) and learns merges from them.
 
     >>> tok = train(["low lower lowest"], vocab_size=3 + 256, initial_alphabet="all")

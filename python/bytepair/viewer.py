@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import Tokenizer
+from ._tokenizer import Tokenizer
 from .describe import escape, show_token
 
 __all__ = ["Segment", "Stats", "segments", "stats", "terminal", "html_page"]

@@ -9,14 +9,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from .dna import DnaStats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["token_length_histogram"]
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float) -> Figure:
     """A matplotlib Figure that is not tied to pyplot (no global state, no GUI backend)."""
     try:
         from matplotlib.figure import Figure

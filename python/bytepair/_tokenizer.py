@@ -1,0 +1,578 @@
+"""The `Tokenizer` class: encoding, decoding and the vocabulary of a trained or loaded BPE tokenizer. Reading and
+writing files is delegated to `bytepair.formats` (one module per format); training is in `bytepair.training`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union, cast, overload
+
+from . import _core
+from ._checks import as_id, check_ids, check_str, check_texts, check_threads, thread_request
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import tiktoken
+
+__all__ = ["Tokenizer", "TokenizerSettings"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class TokenizerSettings(TypedDict):
+    """How a tokenizer cuts text (`Tokenizer.settings`)."""
+
+    mode: Literal["byte", "char"]
+    #: A pattern name ("gpt2", "cl100k", "o200k", "whitespace"), a regex, or None (no split).
+    pattern: str | None
+    lowercase: bool
+    continuing_subword_prefix: str | None
+    end_of_word_suffix: str | None
+    unk_token: str | None
+    #: How training broke ties ("first_seen", "hf", "lexicographic"); None for loaded vocabularies.
+    tie_break: str | None
+
+
+class Tokenizer:
+    """A BPE tokenizer: special tokens, a pre-tokenization pattern, a base alphabet and merges.
+
+    Get one from `bytepair.train`, `bytepair.train_from_counts` or `Tokenizer.load`.
+
+    Ids: special tokens first, then the base alphabet in code-point order of its display form, then one id
+    per merge (in merge order) that made a new token.
+    """
+
+    # Pickles (and reprs of the class) name `bytepair.Tokenizer`, where users import it from, whichever module
+    # defines it: tokenizers pickled by any version load in any other.
+    __module__ = "bytepair"
+
+    def __init__(self, core: _core.CoreTokenizer) -> None:
+        self._core = core
+        self._size: int = core.vocab_size()
+        self._specials: list[str] = core.special_tokens()
+        # The default special-token policy (none allowed, all disallowed), made once: working it out from the
+        # arguments on every call tripled the cost of encode() on a short text.
+        self._default_policy = ([False] * len(self._specials), [True] * len(self._specials))
+        # The encoder's tables are built here, not on the first encode (up to 0.2 s for o200k_base): the
+        # first call of a server, or of a benchmark, costs what the others do.
+        core.prepare()
+
+    # The token strings and the string -> id map are made on first use: encoding needs neither, and for
+    # o200k_base they were 0.06-0.08 s of loading (200 K Python strs and a dict of them).
+    @functools.cached_property
+    def _strings(self) -> list[str]:
+        return self._core.token_strings()
+
+    @functools.cached_property
+    def _ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self._strings) if s}  # "" = an unused id
+
+    @property
+    def core(self) -> _core.CoreTokenizer:
+        """The core's tokenizer object (`bytepair._core.CoreTokenizer`), which the format modules save and the
+        command line asks for its layout: a seam within the package, not an API of its own."""
+        return self._core
+
+    # -- encoding ---------------------------------------------------------------------------------------
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Token ids of `text`.
+
+        Special tokens follow tiktoken's rules: by default, finding one in the text raises ValueError (text
+        from users must not turn into control tokens by accident). Pass `allowed_special={"<|endoftext|>"}`
+        (or "all") to encode them as special tokens, or `disallowed_special=()` to encode them as ordinary
+        text.
+
+        >>> tok = train(["hello world"] * 3, vocab_size=260, special_tokens=["<|endoftext|>"])
+        >>> tok.encode("hello<|endoftext|>", allowed_special="all")[-1]
+        0
+        """
+        check_str(text, "text")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._core.encode(text, allowed, disallowed)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of `text`, treating special-token text as ordinary text."""
+        check_str(text, "text")
+        none = self._default_policy[0]  # no special token allowed, none an error
+        return self._core.encode(text, none, none)
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ) -> list[list[int]]:
+        """Token ids of each text, encoded in parallel (threads=None: every core; never more threads than
+        cores; the calling thread is one of them, and it builds the lists), in the order given. Ctrl-C stops it between chunks of texts. Python's
+        cycle collector is paused meanwhile; on several threads the calling thread runs it between chunks when it
+        is due (unless you had turned it off), so `gc.callbacks` may fire during the call.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.encode_batch(["low", "lower"]) == [tok.encode("low"), tok.encode("lower")]
+        True
+        """
+        check_threads(threads)
+        items = check_texts(texts)
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        with _no_cyclic_gc() as collector_was_on:
+            return self._core.encode_batch(items, allowed, disallowed, thread_request(threads), collector_was_on)
+
+    def encode_batch_packed(
+        self,
+        texts: Iterable[str],
+        *,
+        width: Literal[2, 4] = 4,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ) -> tuple[bytearray, list[int]]:
+        """The ids of each text (encoded in parallel, as `encode_batch`) in one buffer of little-endian ids of
+        `width` bytes (4: uint32; 2: uint16, ValueError if an id does not fit), with each text's number of ids:
+        what token files and numpy arrays are made from, without a Python int per id.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> packed, lengths = tok.encode_batch_packed(["low", "lower"], width=2)
+        >>> lengths, len(packed)
+        ([1, 3], 8)
+        """
+        check_threads(threads)
+        items = check_texts(texts)
+        if width not in (2, 4):
+            raise ValueError(f"width must be 2 or 4 (bytes per id), not {width!r}")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._core.encode_packed(items, allowed, disallowed, thread_request(threads), width)
+
+    def encode_bytes(
+        self,
+        data: bytes,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Token ids of bytes that need not be valid UTF-8 (byte-level vocabularies): valid stretches are
+        encoded as text, each byte of an invalid sequence becomes its own byte token, so
+        `decode_bytes(encode_bytes(b)) == b` for any bytes.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.decode_bytes(tok.encode_bytes(b"low\\xff\\xfelow"))
+        b'low\\xff\\xfelow'
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}; for text use encode()")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._core.encode_bytes(bytes(data), allowed, disallowed)
+
+    @overload
+    def encode_to_numpy(  # type: ignore[overload-overlap]  # a str is also an Iterable[str]; it comes first
+        self,
+        text: str,
+        *,
+        dtype: str = ...,
+        allowed_special: Literal["all"] | Collection[str] = ...,
+        disallowed_special: Literal["all"] | Collection[str] = ...,
+        threads: int | None = ...,
+    ) -> npt.NDArray[np.unsignedinteger[Any]]: ...
+
+    @overload
+    def encode_to_numpy(
+        self,
+        text: Iterable[str],
+        *,
+        dtype: str = ...,
+        allowed_special: Literal["all"] | Collection[str] = ...,
+        disallowed_special: Literal["all"] | Collection[str] = ...,
+        threads: int | None = ...,
+    ) -> list[npt.NDArray[np.unsignedinteger[Any]]]: ...
+
+    def encode_to_numpy(
+        self,
+        text: str | Iterable[str],
+        *,
+        dtype: str = "uint32",
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ) -> npt.NDArray[np.unsignedinteger[Any]] | list[npt.NDArray[np.unsignedinteger[Any]]]:
+        """Token ids as a numpy array (no Python list in between): one array for a str, a list of arrays for
+        several texts (encoded in parallel). dtype "uint16" needs a vocabulary of at most 65 536 ids (GPT-2,
+        r50k, p50k; not cl100k or o200k) — else ValueError, before encoding anything.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.encode_to_numpy("lower lowest", dtype="uint16").tolist() == tok.encode("lower lowest")
+        True
+        """
+        import numpy as np
+
+        if dtype not in ("uint16", "uint32", np.uint16, np.uint32):
+            raise ValueError(f"dtype must be uint16 or uint32, got {dtype!r}")
+        if np.dtype(dtype) == np.uint16 and self.vocab_size > 1 << 16:
+            raise ValueError(f"this vocabulary has {self.vocab_size} ids, more than uint16 holds: use dtype='uint32'")
+        narrow = np.dtype(dtype) == np.uint16
+        packed, lengths = self.encode_batch_packed(
+            [text] if isinstance(text, str) else text, width=2 if narrow else 4, allowed_special=allowed_special,
+            disallowed_special=disallowed_special, threads=threads)
+        ids: npt.NDArray[np.unsignedinteger[Any]] = np.frombuffer(packed, dtype="<u2" if narrow else "<u4")
+        if not ids.dtype.isnative:  # pragma: no cover (big-endian machines)
+            ids = ids.astype(ids.dtype.newbyteorder("="))
+        if isinstance(text, str):
+            return ids  # a writable view of the bytearray: no copy
+        return np.split(ids, np.cumsum(lengths)[:-1]) if lengths else []
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        unit: Literal["byte", "char"] = "char",
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[tuple[int, int, int]]:
+        """(id, start, end) for each token: where in `text` it comes from, in characters (`text[start:end]`)
+        or in bytes of its UTF-8 encoding. Byte-level tokens can cut a character in two; in character
+        offsets such a token covers the whole character.
+
+        >>> tok = train(["This is it. This is."], vocab_size=262)
+        >>> [("This is"[s:e]) for _, s, e in tok.encode_with_offsets("This is")]
+        ['This', ' is']
+        """
+        check_str(text, "text")
+        if unit not in ("byte", "char"):
+            raise ValueError(f'unit must be "byte" or "char", got {unit!r}')
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._core.encode_with_offsets(text, allowed, disallowed, unit == "char")
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> int:
+        """Number of tokens of `text` (= len(encode(text)), without building the list).
+
+        >>> train(["This is it. This is."], vocab_size=262).count("This is")
+        2
+        """
+        check_str(text, "text")
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        return self._core.count(text, allowed, disallowed)
+
+    # -- existing vocabularies --------------------------------------------------------------------------
+
+    @classmethod
+    def from_tiktoken(cls, path: PathLike, *, pattern: str | None = "cl100k",
+                      special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
+        """A tokenizer from a tiktoken rank file (`*.tiktoken`: base64 token and rank per line). Its ids and
+        encodings equal tiktoken's: tiktoken's merge rule (any two adjacent parts whose concatenation is a
+        token merge, lowest rank first; a piece that is a token stays whole) is kept.
+
+        pattern: the pre-tokenizer the vocabulary was made with ("gpt2" for r50k/p50k, "cl100k", "o200k").
+        special_tokens: {text: id}, e.g. {"<|endoftext|>": 100257}.
+        """
+        from .formats import tiktoken
+
+        return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens)
+
+    @classmethod
+    def from_gpt2(cls, vocab_json: PathLike, merges_txt: PathLike, *,
+                  special_tokens: Iterable[str] | None = None, pattern: str | None = "gpt2") -> Tokenizer:
+        """A tokenizer from GPT-2's `encoder.json` + `vocab.bpe`, or HF's `vocab.json` + `merges.txt`
+        (byte-level BPE). Merges apply in the file's order, as HF tokenizers does.
+
+        special_tokens: tokens of vocab.json that are special (default: "<|endoftext|>" if present).
+        """
+        from .formats import gpt2
+
+        return gpt2.load(vocab_json, merges_txt, special_tokens=special_tokens, pattern=pattern)
+
+    def save_hf(self, path: PathLike) -> None:
+        r"""Writes a HF `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
+        `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, encoding to this tokenizer's ids
+        (special tokens become HF added tokens, which HF matches anywhere in the text: compare with
+        `encode(text, allowed_special="all")`).
+
+        Byte-level tokenizers get HF's ByteLevel pre-tokenizer and decoder (after a Split regex for patterns
+        other than "gpt2"). Char-level tokenizers keep `unk_token`, `continuing_subword_prefix` and
+        `end_of_word_suffix` in the BPE model; the pattern becomes HF's Whitespace ("whitespace"),
+        WhitespaceSplit (r"\S+"), BertPreTokenizer (the regex `from_hf` reads it as), no pre-tokenizer (None) or
+        a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off:
+        BPEDecoder (suffix) or WordPiece (prefix), which put spaces back between words, for patterns that drop
+        whitespace; otherwise Replace steps and Fuse, which give exactly `decode`. A custom regex is written as
+        a Split regex that keeps its matches and drops the text between them, as bytepair does. HF runs it with
+        Oniguruma, which reads the usual syntax (\s, \d, \p{..}, look-arounds) as bytepair's fancy-regex does,
+        but not every class alike: Oniguruma's \w also takes ² ³ ¹ ¼ ½ ¾ and not the zero-width (non-)joiners,
+        and its POSIX classes ([[:alpha:]], [[:punct:]]) are Unicode where bytepair's are ASCII. A pattern meant
+        for export is safest written with \p{L}, \p{N} and explicit sets.
+
+        Where HF differs from bytepair (ids never do, as long as bytepair can encode the text): without an
+        unk_token, HF silently drops characters it has no token for, where bytepair raises ValueError; HF's
+        WordPiece/BPEDecoder decoders put a space next to a special token inside a word and keep the `##` of
+        a first token that continues a word; `tokenizers.Tokenizer.decode` skips special tokens unless told
+        `skip_special_tokens=False`. Byte-level tokenizers with word markers are refused (ValueError).
+
+        >>> import os, tempfile
+        >>> tok = train(["hug pug pun bun hugs"] * 5, 18, mode="char", pattern="whitespace",
+        ...             unk_token="[UNK]", end_of_word_suffix="</w>")
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.save_hf(path)
+        >>> import tokenizers
+        >>> hf = tokenizers.Tokenizer.from_file(path)
+        >>> hf.encode("hugs mug").tokens == tok.tokenize("hugs mug")
+        True
+        >>> hf.decode(tok.encode("hugs mug"), skip_special_tokens=False)
+        'hugs [UNK]ug'
+        """
+        from .formats import hf
+
+        hf.save(self, path)
+
+    def save_tiktoken(self, path: PathLike) -> None:
+        """Writes a tiktoken rank file (base64 token and id per line; special tokens are not in it — pass them
+        to tiktoken yourself, see `to_tiktoken`). tiktoken loaded with it gives this tokenizer's ids; a
+        vocabulary for which tiktoken's rule would differ, or without a token for every byte (tiktoken has no
+        unknown token), is refused with ValueError."""
+        from .formats import tiktoken
+
+        tiktoken.save(self, path)
+
+    def to_tiktoken(self, name: str = "bytepair") -> tiktoken.Encoding:
+        """A `tiktoken.Encoding` with this tokenizer's pattern, ranks and special tokens (needs tiktoken).
+
+        Its ids equal this tokenizer's, with one exception in tiktoken's matching of special tokens: where one
+        special token starts another ("<a>" and "<a><b>"), bytepair (and HF) take the longest at a position,
+        tiktoken may take the shorter one (it did in every run tried: "x<a><b>y" gave "<a>" then the text
+        "<b>").
+        """
+        from .formats import tiktoken
+
+        return tiktoken.to_encoding(self, name)
+
+    @classmethod
+    def from_hf(cls, tokenizer_json: PathLike) -> Tokenizer:
+        r"""A tokenizer from a HF `tokenizer.json` holding a BPE model; ids equal HF's
+        `Tokenizer.encode(text, add_special_tokens=False).ids`. Added tokens become special tokens (HF matches
+        them anywhere: compare with `encode(text, allowed_special="all")`); post-processors (templates that add
+        [CLS] etc.) are not applied, padding and truncation are ignored.
+
+        Byte-level BPE: the ByteLevel pre-tokenizer (or a Split regex then ByteLevel, or Whitespace then
+        ByteLevel), `ignore_merges`, optional Lowercase normaliser.
+
+        Char-level BPE (no ByteLevel step): the model's `unk_token`, `fuse_unk`, `continuing_subword_prefix`,
+        `end_of_word_suffix` and `ignore_merges`; pre-tokenizer none, Whitespace (pattern "whitespace"),
+        WhitespaceSplit (pattern r"\S+"), BertPreTokenizer or Split with a regex (Isolated, or Removed with
+        invert; the regex is run by fancy-regex, which reads the usual syntax as Oniguruma does); no
+        normaliser or Lowercase. The file's decoder is not used: `decode` takes the `##`/`</w>` markers off,
+        and puts a space back between words when the pre-tokenizer drops whitespace (as HF's BPEDecoder and
+        WordPiece decoders do); with no markers and a whitespace-dropping pre-tokenizer it joins the tokens
+        without spaces, where HF (no decoder) joins them with one. Without an unk_token, HF
+        drops characters it has no token for; bytepair raises ValueError naming the character.
+
+        Anything else — WordPiece/Unigram models, byte_fallback, dropout, other normalisers (NFKC,
+        BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), a ByteLevel step with
+        use_regex=True after a Split or Whitespace step, added tokens with lstrip/rstrip/single_word (or
+        normalized=True under Lowercase), in byte-level and char-level files alike — raises ValueError naming it.
+
+        >>> import os, tempfile
+        >>> from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
+        >>> hf = HFTokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##"))
+        >>> hf.pre_tokenizer = pre_tokenizers.Whitespace()
+        >>> hf.train_from_iterator(["hug pug pun bun hugs"] * 5, trainers.BpeTrainer(
+        ...     vocab_size=30, special_tokens=["[UNK]"], continuing_subword_prefix="##", show_progress=False))
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> hf.save(path)
+        >>> tok = Tokenizer.from_hf(path)
+        >>> tok.tokenize("hugs mug!")
+        ['hugs', '[UNK]', '##ug', '[UNK]']
+        >>> tok.encode("hugs mug!") == hf.encode("hugs mug!").ids
+        True
+        >>> tok.decode(tok.encode("hugs pun"))
+        'hugs pun'
+        """
+        from .formats import hf
+
+        return hf.load(tokenizer_json)
+
+    def tokenize(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[str]:
+        """The tokens of `text` in display form (byte-level tokens use GPT-2's table: space is `Ġ`).
+
+        >>> train(["This is it. This is."], vocab_size=262).tokenize("This is")
+        ['This', 'Ġis']
+        """
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return [self._strings[i] for i in ids]
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes that `ids` stand for (exact, even when they cut a UTF-8 character in two)."""
+        return self._core.decode_bytes(check_ids(ids))
+
+    def decode(self, ids: Iterable[int], errors: Literal["replace", "strict"] = "replace") -> str:
+        """The text that `ids` stand for. Byte sequences that are not valid UTF-8 (possible when a slice of ids
+        cuts a character) become U+FFFD with errors="replace", or raise UnicodeDecodeError with "strict"."""
+        if errors not in ("replace", "strict"):
+            raise ValueError(f'errors={errors!r} is not supported: use "replace" or "strict"')
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    # -- vocabulary -------------------------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens, special tokens included."""
+        return self._size
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Token string (display form) → id."""
+        return dict(self._ids)
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The merges in the order they were learned (and are applied), as display strings."""
+        s = self._strings
+        return [(s[a], s[b]) for a, b, _ in self._core.merges()]
+
+    @property
+    def trace(self) -> list[tuple[tuple[str, str], int]] | None:
+        """Each merge with the count of its pair when it was chosen; None if the counts are unknown."""
+        counts = self._core.merge_counts()
+        if counts is None:
+            return None
+        return list(zip(self.merges, counts))
+
+    @property
+    def special_tokens(self) -> list[str]:
+        """The special tokens, in id order."""
+        return list(self._specials)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token given in display form, or None if it is not in the vocabulary."""
+        return self._ids.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        """The display form of a token, or None if the id is not in the vocabulary (or unused in it: cl100k has
+        no token 100261)."""
+        id = as_id(id)
+        return (self._strings[id] or None) if 0 <= id < self._size else None
+
+    def token_bytes(self, id: int) -> bytes:
+        """The raw bytes of one token (without `##` or end-of-word markers)."""
+        id = as_id(id)
+        if not 0 <= id < self._size:
+            raise ValueError(f"id {id} is not in the vocabulary: valid ids are 0 to {self._size - 1}")
+        if not self._strings[id]:  # every token has a spelling; an empty one is a gap in the ids
+            raise ValueError(f"id {id} is unused in this vocabulary: no token has it")
+        return self._core.token_bytes(id)
+
+    @property
+    def settings(self) -> TokenizerSettings:
+        """How the tokenizer cuts text: mode, pattern, lowercase, markers, unk_token, tie_break."""
+        mode, pattern, regex, lowercase, prefix, suffix, unk, tie_break = self._core.settings()
+        return {
+            "mode": cast('Literal["byte", "char"]', mode),
+            "pattern": pattern if regex is None else regex,
+            "lowercase": lowercase,
+            "continuing_subword_prefix": prefix,
+            "end_of_word_suffix": suffix,
+            "unk_token": unk,
+            "tie_break": tie_break,
+        }
+
+    # -- files ------------------------------------------------------------------------------------------
+
+    def save(self, path: PathLike) -> None:
+        """Writes the tokenizer in bytepair's own format: one human-readable JSON file (settings, special
+        tokens, alphabet, then one merge per line with its count). `Tokenizer.load` reads it back exactly."""
+        from .formats import native
+
+        native.save(self, path)
+
+    @classmethod
+    def load(cls, path: PathLike) -> Tokenizer:
+        """Reads a tokenizer written by `save`."""
+        from .formats import native
+
+        return native.load(path)
+
+    def __getstate__(self) -> str:
+        return self._core.to_native()
+
+    def __setstate__(self, state: str) -> None:
+        Tokenizer.__init__(self, _core.CoreTokenizer.from_native(state, "pickled Tokenizer"))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self._core.to_native() == other._core.to_native()
+
+    def __repr__(self) -> str:
+        s = self.settings
+        parts = [f"vocab_size={self.vocab_size}", f"mode={s['mode']!r}", f"pattern={s['pattern']!r}"]
+        parts.append(f"merges={len(self._core.merges())}")
+        if self._specials:
+            parts.append(f"special_tokens={self._specials!r}")
+        for key in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
+            if s[key]:
+                parts.append(f"{key}={s[key]!r}")
+        return f"Tokenizer({', '.join(parts)})"
+
+    def _policy(self, allowed_special: object, disallowed_special: object) -> tuple[list[bool], list[bool]]:
+        """tiktoken-style special-token arguments as one flag per special token: (allowed, disallowed)."""
+        if (type(allowed_special) is frozenset and not allowed_special
+                and type(disallowed_special) is str and disallowed_special == "all"):
+            return self._default_policy  # the defaults
+        return (self._special_flags(allowed_special, "allowed_special"),
+                self._special_flags(disallowed_special, "disallowed_special"))
+
+    def _special_flags(self, value: object, name: str) -> list[bool]:
+        if value == "all":
+            return [True] * len(self._specials)
+        if isinstance(value, str):
+            raise TypeError(f'{name} must be "all" or a collection of special-token strings, not the string {value!r}; '
+                            f'write {name}={{{value!r}}}')
+        try:
+            chosen = set(value)  # type: ignore[call-overload]
+        except TypeError:
+            raise TypeError(f'{name} must be "all" or a collection of special-token strings') from None
+        unknown = chosen - set(self._specials)
+        if unknown:
+            raise ValueError(f"{name} names {sorted(unknown)!r}, which are not special tokens of this tokenizer "
+                             f"(its special tokens: {self._specials!r})")
+        return [s in chosen for s in self._specials]
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[bool]:
+    """Pauses Python's cycle collector while lists of ids are built: thousands of new lists set it off again and
+    again, and each run walks every id of every list made so far (a quarter of `encode_batch`'s time on 4 KB
+    documents, all of it on the one thread that holds the GIL). Lists of ints cannot form cycles; the lists stay
+    tracked, so the collector still sees them if they are kept. Yields whether the collector was on (then the
+    batch collects its young lists itself while other threads encode). (The collector's switch is global: a
+    thread that turns it off while this runs has it turned back on at the end.)"""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield enabled
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,88 @@
+"""`bytepair encode`, `decode` and `count`: documents to token ids and back, streamed in constant memory."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from typing import BinaryIO
+
+from .._tokenizer import Tokenizer
+from ..progress import Progress
+from ..streams import choose_dtype, decode_stream, encode_stream
+from .common import CommandError, input_documents, input_paths, load, megabytes, output, positive, progress_on, unescape
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    positive(args.threads, "--threads")
+    if args.dtype and args.format != "bin":
+        raise CommandError("--dtype is for --format bin")
+    input_paths(args.files)  # a missing file is reported before the tokenizer is loaded
+    tok = load(args.tokenizer, args.data)
+    dtype = choose_dtype(tok, args.dtype) if args.format == "bin" else None
+    separator = chosen_separator(args, tok)
+    progress = Progress("encoding", progress_on(args))
+    with output(args.output, binary_ok=args.format != "bin") as out:
+        summary = encode_stream(tok, input_documents(args, tok, progress), out, format=args.format, dtype=dtype,
+                                      separator=separator, special=args.special, threads=args.threads,
+                                      progress=progress)
+    progress.finish()
+    if args.output:
+        kind = f" as {summary.dtype}" if summary.dtype else ""
+        print(f"encoded {summary.documents} document(s), {megabytes(summary.bytes)} -> {summary.tokens:,} tokens "
+              f"({summary.bytes_per_token:.2f} bytes/token){kind} in {summary.seconds:.1f} s -> {args.output}"
+              + (f"; {separator} after each document" if separator else ""), file=sys.stderr)
+    return 0
+
+
+def chosen_separator(args: argparse.Namespace, tok: Tokenizer) -> str | None:
+    """--separator of encode and decode: for --format bin <|endoftext|> by default when the tokenizer has it;
+    "none" for none."""
+    separator: str | None = args.separator
+    if separator is None and args.format == "bin" and "<|endoftext|>" in tok.special_tokens:
+        separator = "<|endoftext|>"
+    if separator is not None and separator.lower() == "none":
+        separator = None
+    return separator
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    if args.dtype and args.format != "bin":
+        raise CommandError("--dtype is for --format bin")
+    if args.separator is not None and args.format != "bin":
+        raise CommandError("--separator is for --format bin (text and JSON lines end documents at line breaks)")
+    if args.file != "-" and os.path.isdir(args.file):
+        raise CommandError(f"{args.file} is a folder: give a file of ids, or - for standard input")
+    if args.file != "-" and not os.path.isfile(args.file):
+        raise FileNotFoundError(f"no such file: {args.file!r}")
+    tok = load(args.tokenizer, args.data)
+    dtype = choose_dtype(tok, args.dtype) if args.format == "bin" else None
+    join = None if args.join is None else unescape(args.join)
+    with contextlib.ExitStack() as stack:
+        stream: BinaryIO = sys.stdin.buffer if args.file == "-" else stack.enter_context(open(args.file, "rb"))
+        out = stack.enter_context(output(args.output))
+        decode_stream(tok, stream, out, format=args.format, dtype=dtype, join=join,
+                            separator=chosen_separator(args, tok))
+    return 0
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    positive(args.threads, "--threads")
+    paths = input_paths(args.files)
+    tok = load(args.tokenizer, args.data)
+    rows = []
+    for path in paths:
+        one = argparse.Namespace(**{**vars(args), "files": [path]})
+        progress = Progress(f"counting {path}", progress_on(args))
+        summary = encode_stream(tok, input_documents(one, tok, progress), None, special=args.special,
+                                      threads=args.threads, progress=progress)
+        progress.finish()
+        rows.append((summary, "standard input" if path == "-" else path))
+    if len(rows) == 1:
+        print(rows[0][0].tokens)
+        return 0
+    for summary, name in rows:
+        print(f"{summary.tokens}\t{name}")
+    print(f"{sum(s.tokens for s, _ in rows)}\ttotal")
+    return 0

@@ -1,0 +1,76 @@
+"""The folder `bytepair train -o DIR` writes: the tokenizer in every format it fits — bytepair's JSON always, HF's
+tokenizer.json, and a tiktoken rank file for byte-level tokenizers with a pattern — and reading such a folder
+(or one holding a HF tokenizer.json, or GPT-2's vocab.json + merges.txt) back.
+
+>>> import bytepair, tempfile
+>>> tok = bytepair.train(["low lower lowest"] * 5, vocab_size=259)
+>>> out = tempfile.mkdtemp()
+>>> [p.name for p in save(tok, out)[0]]
+['bytepair.json', 'tokenizer.json', 'tokenizer.tiktoken']
+>>> load(out) == tok
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Union
+
+from .._tokenizer import Tokenizer
+from . import gpt2, hf, native, tiktoken
+
+__all__ = ["HF_FILE", "OUR_FILE", "TIKTOKEN_FILE", "load", "save"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The files `bytepair train -o DIR` writes: ours, HF's tokenizer.json, and (byte-level) a tiktoken rank file.
+OUR_FILE = "bytepair.json"
+HF_FILE = "tokenizer.json"
+TIKTOKEN_FILE = "tokenizer.tiktoken"
+
+
+def save(tok: Tokenizer, folder: PathLike) -> tuple[list[Path], list[str]]:
+    """Writes `tok` into `folder` (made if missing) in every format it fits. Returns the files written and why
+    the others were not."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / OUR_FILE]
+    native.save(tok, written[0])
+    notes: list[str] = []
+    try:
+        hf.save(tok, out / HF_FILE)
+        written.append(out / HF_FILE)
+    except ValueError as e:
+        notes.append(f"no {HF_FILE}: {e}")
+    if tok.settings["mode"] == "byte":
+        try:
+            if tok.settings["pattern"] is None:
+                raise ValueError("tiktoken needs a pre-tokenization pattern (this tokenizer has none)")
+            tiktoken.save(tok, out / TIKTOKEN_FILE)
+            written.append(out / TIKTOKEN_FILE)
+        except ValueError as e:
+            notes.append(f"no {TIKTOKEN_FILE}: {e}")
+    # A file of a format this tokenizer does not fit is an earlier tokenizer's, trained into the same folder: left
+    # there, it would be taken for this one.
+    for name in (HF_FILE, TIKTOKEN_FILE):
+        if out / name not in written and (out / name).is_file():
+            (out / name).unlink()
+            notes.append(f"removed the {name} an earlier training left in {out}")
+    return written, notes
+
+
+def load(folder: PathLike) -> Tokenizer:
+    """The tokenizer in `folder`: its bytepair.json, else its tokenizer.json, else vocab.json + merges.txt."""
+    path = Path(folder)
+    if (path / OUR_FILE).is_file():
+        return native.load(path / OUR_FILE)
+    if (path / HF_FILE).is_file():
+        return hf.load(path / HF_FILE)
+    if (path / "vocab.json").is_file() and (path / "merges.txt").is_file():
+        return gpt2.load(path / "vocab.json", path / "merges.txt")
+    text = os.fspath(folder)
+    raise FileNotFoundError(
+        f"{text!r} holds no tokenizer: expected {OUR_FILE}, {HF_FILE}, or vocab.json + merges.txt (write one with "
+        f"`bytepair train ... -o {text}`)"
+    )

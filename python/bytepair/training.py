@@ -1,0 +1,380 @@
+"""Training: `train` (from a corpus) and `train_from_counts` (from words counted elsewhere), over one settings
+object, `TrainSettings`, checked once when it is made. The counting and the merge loop run in the core.
+
+>>> settings = TrainSettings(vocab_size=259)
+>>> tok = train_counts(count_words(["low lower lowest"] * 5, settings), settings)
+>>> tok.merges
+[('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from . import _core
+from ._checks import NAMED_PATTERNS, check_pattern, check_special_tokens, check_threads, thread_request
+from ._tokenizer import Tokenizer
+from .corpus import Corpus, corpus_files, corpus_items
+from .progress import show_progress
+
+__all__ = ["MODES", "TIE_BREAKS", "TrainSettings", "count_words", "new_counts", "train", "train_counts",
+           "train_from_counts"]
+
+Mode = Literal["byte", "char"]
+TieBreak = Literal["first_seen", "hf", "lexicographic"]
+MODES = ("byte", "char")
+TIE_BREAKS = ("first_seen", "hf", "lexicographic")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything that decides what training makes, checked once here (TypeError / ValueError saying what to
+    pass instead). See `train` for what each setting means.
+
+    >>> TrainSettings(vocab_size=0)
+    Traceback (most recent call last):
+    ValueError: vocab_size must be positive, got 0
+    """
+
+    vocab_size: int
+    mode: Mode = "byte"
+    pattern: str | None = "gpt2"
+    special_tokens: tuple[str, ...] = ()
+    #: "all", "corpus", or characters added to those seen (then read as "corpus" plus these).
+    initial_alphabet: Literal["all", "corpus"] | tuple[str, ...] = "all"
+    min_frequency: int = 0
+    lowercase: bool = False
+    continuing_subword_prefix: str | None = None
+    end_of_word_suffix: str | None = None
+    unk_token: str | None = None
+    max_token_length: int | None = None
+    limit_alphabet: int | None = None
+    tie_break: TieBreak = "first_seen"
+    threads: int | None = None
+    #: Whether to show progress (None, as an argument, is resolved when the settings are made).
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        vocab_size = self.vocab_size
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+            raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+        if vocab_size < 1:
+            raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+        if vocab_size >= 1 << 31:
+            raise ValueError(
+                f"vocab_size={vocab_size} is too large: token ids are below 2**31 (the largest vocabularies "
+                f"in use have a few hundred thousand tokens)"
+            )
+        if self.mode not in MODES:
+            raise ValueError(
+                f'unknown mode {self.mode!r}: use "byte" (256-byte base vocabulary, GPT-2 style) or "char" '
+                f"(the characters seen in the corpus)"
+            )
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(
+                f'unknown tie_break {self.tie_break!r}: use "first_seen" (the textbook rule: the pair met first '
+                f'in the corpus wins), "hf" (HF tokenizers\' rule: the pair with the smallest ids wins) or '
+                f'"lexicographic" (the greater pair, compared as bytes, wins: Stanford CS336\'s rule)'
+            )
+        check_threads(self.threads)
+        check_pattern(self.pattern)
+        check_special_tokens(self.special_tokens)
+        if not isinstance(self.lowercase, bool):
+            raise TypeError(f"lowercase must be True or False, not {self.lowercase!r}")
+        _check_count("min_frequency", self.min_frequency, 0, optional=False)
+        _check_count("max_token_length", self.max_token_length, 1)
+        _check_count("limit_alphabet", self.limit_alphabet, 1)
+        for name in ("continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or value == ""):
+                raise ValueError(f"{name} must be None or a non-empty string, got {value!r}")
+        if not isinstance(self.initial_alphabet, tuple) and self.initial_alphabet not in ("all", "corpus"):
+            raise ValueError(f"initial_alphabet must be 'all', 'corpus' or a tuple of characters, not "
+                             f"{self.initial_alphabet!r}")
+        if not isinstance(self.progress, bool):
+            raise TypeError(f"progress must be True or False, not {self.progress!r}")
+
+    @classmethod
+    def from_arguments(
+        cls,
+        vocab_size: Any,
+        *,
+        special_tokens: object = (),
+        initial_alphabet: object = "all",
+        progress: object = None,
+        **options: Any,
+    ) -> TrainSettings:
+        """Settings from arguments as `train` takes them: special tokens and extra alphabet characters as any
+        iterable, progress None for "when stderr is a terminal"; the other options as the fields are.
+
+        >>> TrainSettings.from_arguments(300, special_tokens=["<s>"], initial_alphabet="acgt")
+        Traceback (most recent call last):
+        ValueError: unknown initial_alphabet 'acgt': use "all" (every byte), "corpus" (only the symbols seen) or a list of characters, e.g. list("acgt")
+        """
+        return cls(
+            vocab_size,
+            special_tokens=tuple(check_special_tokens(special_tokens)),
+            initial_alphabet=_alphabet(initial_alphabet),
+            progress=show_progress(progress),
+            **options,
+        )
+
+
+def _check_count(name: str, value: object, least: int, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be {'None or ' if optional else ''}an int >= {least}, got {value!r}")
+    if value >= 1 << 64:
+        raise ValueError(f"{name}={value} is too large: it must be below 2**64")
+
+
+def _alphabet(initial_alphabet: object) -> Literal["all", "corpus"] | tuple[str, ...]:
+    """initial_alphabet as the settings hold it: "all", "corpus", or a tuple of single characters."""
+    if initial_alphabet == "all":
+        return "all"
+    if initial_alphabet == "corpus":
+        return "corpus"
+    if isinstance(initial_alphabet, str) or not isinstance(initial_alphabet, Iterable):
+        raise ValueError(
+            f'unknown initial_alphabet {initial_alphabet!r}: use "all" (every byte), "corpus" (only '
+            f'the symbols seen) or a list of characters, e.g. list("acgt")'
+        )
+    extra: list[str] = []
+    for c in initial_alphabet:
+        if not isinstance(c, str) or len(c) != 1:
+            raise ValueError(f"initial_alphabet items must be single characters, got {c!r}")
+        extra.append(c)
+    return tuple(extra)
+
+
+def new_counts(settings: TrainSettings) -> _core.WordCounts:
+    """An empty word counter with the settings' pattern, special tokens and normaliser (the trained tokenizer then
+    encodes with the same ones: training and encoding cannot drift apart)."""
+    return _core.WordCounts(settings.pattern, list(settings.special_tokens), settings.lowercase,
+                            thread_request(settings.threads))
+
+
+def count_words(corpus: Corpus, settings: TrainSettings, errors: Literal["strict", "replace"] = "strict"
+                ) -> _core.WordCounts:
+    """The words of `corpus` (see `train`) counted as `settings` pre-tokenize them."""
+    if errors not in ("strict", "replace"):
+        raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
+    counts = new_counts(settings)
+    files = corpus_files(corpus)
+    if settings.progress:
+        counts.show_progress(None if files is None else sum(os.path.getsize(p) for p in files))
+    try:
+        if files is not None:
+            for path in files:
+                counts.add_file(path, errors)
+        else:
+            for kind, item in corpus_items(corpus):
+                if kind == "file":
+                    assert isinstance(item, str)
+                    counts.add_file(item, errors)
+                else:
+                    assert isinstance(item, list)
+                    counts.add_texts(item)
+    finally:
+        counts.finish_progress()
+    if len(counts) == 0:
+        pattern = settings.pattern
+        raise ValueError(
+            "the corpus is empty: it holds no text to train on"
+            + (
+                ""
+                if not counts.bytes_seen
+                else " (everything was whitespace, dropped by pattern='whitespace')"
+                if pattern == "whitespace"
+                else f" (the pattern {pattern!r} matched none of its text)"
+            )
+        )
+    _warn_if_the_pattern_drops_text(settings.pattern, counts)
+    return counts
+
+
+def train_counts(counts: _core.WordCounts, settings: TrainSettings, *, stacklevel: int = 2) -> Tokenizer:
+    """Runs the merge loop on counted words (consuming the counts). Warns (RuntimeWarning, at `stacklevel` above
+    the caller) when the corpus runs out of pairs before `vocab_size`."""
+    alphabet = settings.initial_alphabet
+    mode_alphabet, extra = (alphabet, []) if isinstance(alphabet, str) else ("corpus", list(alphabet))
+    core, stop = _core.train_counts(
+        counts, settings.vocab_size, settings.mode, mode_alphabet, extra, settings.unk_token,
+        settings.continuing_subword_prefix, settings.end_of_word_suffix, settings.min_frequency,
+        settings.max_token_length, settings.tie_break, settings.progress, settings.limit_alphabet,
+    )
+    tok = Tokenizer(core)
+    if stop == "no_pairs_left" and tok.vocab_size < settings.vocab_size:
+        warnings.warn(
+            f"the corpus ran out of pairs to merge: the vocabulary has {tok.vocab_size} tokens, not the "
+            f"{settings.vocab_size} asked for. Train on more text or ask for a smaller vocab_size.",
+            RuntimeWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return tok
+
+
+def train(
+    corpus: Corpus,
+    vocab_size: int,
+    *,
+    mode: Mode = "byte",
+    pattern: str | None = "gpt2",
+    special_tokens: Iterable[str] = (),
+    initial_alphabet: Literal["all", "corpus"] | Iterable[str] = "all",
+    min_frequency: int = 0,
+    lowercase: bool = False,
+    continuing_subword_prefix: str | None = None,
+    end_of_word_suffix: str | None = None,
+    unk_token: str | None = None,
+    max_token_length: int | None = None,
+    limit_alphabet: int | None = None,
+    tie_break: TieBreak = "first_seen",
+    threads: int | None = None,
+    progress: bool | None = None,
+    errors: Literal["strict", "replace"] = "strict",
+) -> Tokenizer:
+    """Trains a BPE tokenizer on a corpus.
+
+    corpus: a path (str or Path) to a UTF-8 text file (`.gz` is decompressed), or an iterable whose items are
+        texts (str), batches of texts (lists of str, e.g. from `dataset.iter(batch_size=1000)`) or paths (Path
+        objects) — a HF `datasets` column such as `dataset["text"]` works as it is. A list or tuple of str
+        that all name existing files is read as a list of files. Files are read line by line (each line with
+        its line break is one text). Glob patterns ("data/*.txt") are expanded.
+    vocab_size: size of the final vocabulary, special tokens and base alphabet included.
+    mode: "byte" — symbols are UTF-8 bytes shown with GPT-2's table, so any text can be encoded; or "char" —
+        symbols are the characters seen in the corpus.
+    pattern: pre-tokenization: "gpt2", "cl100k", "o200k", "whitespace" (HF's `\\w+|[^\\w\\s]+`), None (each text
+        is one word), or a regex.
+    special_tokens: tokens that get the first ids; they are cut out of the training text and never merged.
+    initial_alphabet: "all" (every byte; byte mode), "corpus" (only symbols seen), or characters to add to the
+        symbols seen.
+    min_frequency: stop when the best pair occurs fewer times.
+    lowercase: lowercase text before pre-tokenization (also when encoding), each character on its own as HF's
+        Lowercase normaliser does.
+    continuing_subword_prefix: e.g. "##": symbols that do not start a word carry it (`h ##u ##g`).
+    end_of_word_suffix: e.g. "</w>": the last symbol of each word carries it.
+    unk_token: token for characters not in the vocabulary when encoding (added as a special token).
+    max_token_length: longest token, in symbols (bytes or characters).
+    limit_alphabet: char mode: keep at most this many characters in the base vocabulary (the most frequent;
+        those given in initial_alphabet always stay); the others become `unk_token`, which is then required.
+    tie_break: which of several equally frequent pairs to merge: "first_seen" (the one met first in the corpus,
+        the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's
+        without word markers; see the README for markers) or
+        "lexicographic" (the greater pair compared as bytes, Stanford CS336's rule).
+    threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS; never more than
+        the cores). The result does not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
+    progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
+    errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
+
+    If the corpus runs out of pairs before `vocab_size`, training stops with a warning and the smaller vocabulary.
+
+    >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+    >>> tok.merges
+    [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
+    """
+    settings = TrainSettings.from_arguments(
+        vocab_size, mode=mode, pattern=pattern, special_tokens=special_tokens, initial_alphabet=initial_alphabet,
+        min_frequency=min_frequency, lowercase=lowercase, continuing_subword_prefix=continuing_subword_prefix,
+        end_of_word_suffix=end_of_word_suffix, unk_token=unk_token, max_token_length=max_token_length,
+        limit_alphabet=limit_alphabet, tie_break=tie_break, threads=threads, progress=progress,
+    )
+    return train_counts(count_words(corpus, settings, errors), settings, stacklevel=2)
+
+
+def train_from_counts(
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    *,
+    mode: Mode = "byte",
+    pattern: str | None = "gpt2",
+    special_tokens: Iterable[str] = (),
+    initial_alphabet: Literal["all", "corpus"] | Iterable[str] = "all",
+    min_frequency: int = 0,
+    lowercase: bool = False,
+    continuing_subword_prefix: str | None = None,
+    end_of_word_suffix: str | None = None,
+    unk_token: str | None = None,
+    max_token_length: int | None = None,
+    limit_alphabet: int | None = None,
+    tie_break: TieBreak = "first_seen",
+    threads: int | None = None,
+    progress: bool | None = None,
+) -> Tokenizer:
+    """Trains from words counted elsewhere: `{word: count}`, in order of first appearance (the order matters
+    for tie_break="first_seen"). Words are used as given — not pre-tokenized again — and `pattern` is what
+    the tokenizer will use to encode. Words with count 0 are ignored. Other options as in `train`.
+
+    >>> tok = train_from_counts({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, vocab_size=11,
+    ...                         mode="char", unk_token="[UNK]")
+    >>> tok.merges
+    [('u', 'g'), ('u', 'n'), ('h', 'ug')]
+    >>> tok.tokenize("mug")
+    ['[UNK]', 'ug']
+    """
+    settings = TrainSettings.from_arguments(
+        vocab_size, mode=mode, pattern=pattern, special_tokens=special_tokens, initial_alphabet=initial_alphabet,
+        min_frequency=min_frequency, lowercase=lowercase, continuing_subword_prefix=continuing_subword_prefix,
+        end_of_word_suffix=end_of_word_suffix, unk_token=unk_token, max_token_length=max_token_length,
+        limit_alphabet=limit_alphabet, tie_break=tie_break, threads=threads, progress=progress,
+    )
+    items = _checked_counts(word_counts)
+    counts = new_counts(settings)
+    counts.add_counted(items)
+    if len(counts) == 0:
+        raise ValueError("word_counts is empty (or every count is 0): there is nothing to train on")
+    return train_counts(counts, settings, stacklevel=2)
+
+
+def _checked_counts(word_counts: object) -> list[tuple[str, int]]:
+    """`word_counts` as (word, count) pairs in their order, each checked, and their total checked to fit."""
+    if not isinstance(word_counts, Mapping):
+        raise TypeError(
+            f"word_counts must be a mapping of word -> count (e.g. a dict or Counter), "
+            f"not {type(word_counts).__name__}"
+        )
+    items: list[tuple[str, int]] = []
+    for word, count in word_counts.items():
+        if not isinstance(word, str):
+            raise TypeError(f"word_counts keys must be str, got {type(word).__name__} ({word!r})")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"the count of {word!r} must be an int, got {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"the count of {word!r} is {count}; counts must be >= 0")
+        if count >= 1 << 64:
+            raise ValueError(f"the count of {word!r} is {count}, above the 64-bit limit")
+        items.append((word, count))
+    # Pair counts are signed 64-bit: past 2**63 - 1 they would stop growing and the merges would be wrong.
+    most = sum(count * max(len(word.encode("utf-8")) - 1, 0) for word, count in items)
+    if most >= 1 << 63:
+        raise ValueError(
+            f"the counts are too large: pairs could be counted up to {most} times, more than the "
+            f"2**63 - 1 a pair count holds; divide the counts by {most // (1 << 62) + 1} or more "
+            f"(the merges depend only on their ratios, up to ties)"
+        )
+    return items
+
+
+def _warn_if_the_pattern_drops_text(pattern: str | None, counts: _core.WordCounts) -> None:
+    """A custom pattern that leaves text out of every piece (r"[a-z]+" drops spaces, digits, capitals...): the
+    text it does not match is neither trained on nor encoded (as with tiktoken), and decode(encode(text)) loses
+    it. Said once, at training, with how much; the named patterns cover all text (except "whitespace", which
+    drops whitespace by design)."""
+    if pattern is None or pattern in NAMED_PATTERNS or not counts.bytes_seen:
+        return
+    text_bytes = counts.bytes_seen - counts.special_bytes()
+    kept = counts.word_bytes() / text_bytes if text_bytes > 0 else 1.0
+    if kept < 0.99:  # (lowercasing can change a few lengths)
+        warnings.warn(
+            f"the pattern {pattern!r} matched {kept:.1%} of the training text: the rest is in no piece, "
+            f"so it was not trained on, and encoding drops it too (decode(encode(text)) != text). If that "
+            f"is not what you want, make the pattern match every character (appending |\\s+|. to it "
+            f"does).",
+            RuntimeWarning,
+            stacklevel=4,
+        )
