@@ -3,6 +3,7 @@ the package versions for the report, and number formatting."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -67,12 +68,15 @@ def machine_info() -> dict:
     except OSError:
         pass
     mem_gb = None
-    try:
+    with contextlib.suppress(ValueError, OSError):
         mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (ValueError, OSError):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem_gb, 1) if mem_gb else None,
-            "os": f"{platform.system()} {platform.machine()}", "python": platform.python_version()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem_gb, 1) if mem_gb else None,
+        "os": f"{platform.system()} {platform.machine()}",
+        "python": platform.python_version(),
+    }
 
 
 def versions(packages: list[str]) -> dict:
@@ -89,12 +93,18 @@ def versions(packages: list[str]) -> dict:
         import importlib.util
 
         where = Path(importlib.util.find_spec("bytepair").origin).parent
-        top = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        commit = subprocess.run(["git", "-C", top, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", top, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        top = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", top, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", top, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         out["bytepair_source"] = f"{top} @ {commit}" + (" + uncommitted changes" if dirty else "")
     except (subprocess.CalledProcessError, OSError, AttributeError, TypeError):
         pass
@@ -107,8 +117,9 @@ def fmt_x(value: float | None) -> str:
     return f"{value:.2f}×" if value < 10 else f"{value:.0f}×"
 
 
-def run_child(script: str, spec: dict, env: dict, timeout: float, log_dir: Path,
-              load_limit: float | None = None) -> dict:
+def run_child(
+    script: str, spec: dict, env: dict, timeout: float, log_dir: Path, load_limit: float | None = None
+) -> dict:
     """Runs `script --child <spec as JSON>` in its own process group, killed after `timeout` seconds. The
     child writes its result (a JSON object) to the path given it as spec["result"]; returned with its CPU time,
     the wall time and wait4's peak RSS — or `killed_after_s` with the peak RSS at the kill, or `error` (the

@@ -62,8 +62,20 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, versions,
-                    run_child, write_atomically, write_results)
+from common import (
+    CACHE,
+    GUTENBERG_GZ,
+    RESULTS,
+    SHARED,
+    fmt_x,
+    installed,
+    machine_info,
+    peak_rss_mb,
+    run_child,
+    versions,
+    write_atomically,
+    write_results,
+)
 
 HF_GPT2 = SHARED / "gpt2/tokenizer.json"
 
@@ -109,35 +121,90 @@ class Library:
 LIBRARIES = {
     lib.key: lib
     for lib in [
-        Library("bytepair", "bytepair", "bytepair", "bytepair", "tab:blue",
-                "tok.encode_ordinary(doc)", "tok.encode_batch(docs, disallowed_special=(), threads=2)",
-                tuple(ALL_ENCODINGS)),
-        Library("bytepair-batch", "bytepair (encode_batch)", "bytepair", None, "cornflowerblue",
-                "tok.encode_batch(docs, disallowed_special=(), threads=1)", "(one-thread row only)",
-                tuple(ALL_ENCODINGS)),
-        Library("tiktoken", "tiktoken", "tiktoken", "tiktoken", "tab:orange",
-                "enc.encode_ordinary(doc)", "enc.encode_ordinary_batch(docs, num_threads=2)",
-                tuple(ALL_ENCODINGS)),
-        Library("hf", "HF tokenizers", "tokenizers", "tokenizers", "tab:green",
-                "tok.encode(doc, add_special_tokens=False).ids",
-                "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)] (RAYON_NUM_THREADS=2)",
-                ("gpt2",), "no tokenizer.json for it offline (the HF hub only)"),
-        Library("tokie", "tokie", "tokie", "tokie", "tab:red",
-                "tok.encode(doc, add_special_tokens=False).ids",
-                "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)] (no thread knob)",
-                ("gpt2",), "no tokenizer.json for it offline (from_pretrained downloads from the HF hub)"),
-        Library("rs-bpe", "rs-bpe", "rs_bpe", "rs-bpe", "tab:purple",
-                "tok.encode(doc)",
-                "tok.encode_batch_parallel(docs, ParallelOptions(min_batch_size=1, chunk_size=32, "
-                "max_threads=2))[0]",
-                ("cl100k_base", "o200k_base"), "only cl100k_base and o200k_base are built in, no loader"),
-        Library("bpe-openai", "bpe-openai", "bpe_openai", "bpe-openai", "tab:brown",
-                "enc.encode_ordinary(doc)", "enc.encode_ordinary_batch(docs, num_threads=2)",
-                ("cl100k_base", "o200k_base"),
-                "its Rust backend has only cl100k_base, o200k_base (and voyage3_base) built in"),
-        Library("kitoken", "kitoken", "kitoken", "kitoken", "tab:pink",
-                "tok.encode(doc)", "tok.encode_all(docs) (no thread knob)",
-                tuple(ALL_ENCODINGS)),
+        Library(
+            "bytepair",
+            "bytepair",
+            "bytepair",
+            "bytepair",
+            "tab:blue",
+            "tok.encode_ordinary(doc)",
+            "tok.encode_batch(docs, disallowed_special=(), threads=2)",
+            tuple(ALL_ENCODINGS),
+        ),
+        Library(
+            "bytepair-batch",
+            "bytepair (encode_batch)",
+            "bytepair",
+            None,
+            "cornflowerblue",
+            "tok.encode_batch(docs, disallowed_special=(), threads=1)",
+            "(one-thread row only)",
+            tuple(ALL_ENCODINGS),
+        ),
+        Library(
+            "tiktoken",
+            "tiktoken",
+            "tiktoken",
+            "tiktoken",
+            "tab:orange",
+            "enc.encode_ordinary(doc)",
+            "enc.encode_ordinary_batch(docs, num_threads=2)",
+            tuple(ALL_ENCODINGS),
+        ),
+        Library(
+            "hf",
+            "HF tokenizers",
+            "tokenizers",
+            "tokenizers",
+            "tab:green",
+            "tok.encode(doc, add_special_tokens=False).ids",
+            "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)] (RAYON_NUM_THREADS=2)",
+            ("gpt2",),
+            "no tokenizer.json for it offline (the HF hub only)",
+        ),
+        Library(
+            "tokie",
+            "tokie",
+            "tokie",
+            "tokie",
+            "tab:red",
+            "tok.encode(doc, add_special_tokens=False).ids",
+            "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)] (no thread knob)",
+            ("gpt2",),
+            "no tokenizer.json for it offline (from_pretrained downloads from the HF hub)",
+        ),
+        Library(
+            "rs-bpe",
+            "rs-bpe",
+            "rs_bpe",
+            "rs-bpe",
+            "tab:purple",
+            "tok.encode(doc)",
+            "tok.encode_batch_parallel(docs, ParallelOptions(min_batch_size=1, chunk_size=32, max_threads=2))[0]",
+            ("cl100k_base", "o200k_base"),
+            "only cl100k_base and o200k_base are built in, no loader",
+        ),
+        Library(
+            "bpe-openai",
+            "bpe-openai",
+            "bpe_openai",
+            "bpe-openai",
+            "tab:brown",
+            "enc.encode_ordinary(doc)",
+            "enc.encode_ordinary_batch(docs, num_threads=2)",
+            ("cl100k_base", "o200k_base"),
+            "its Rust backend has only cl100k_base, o200k_base (and voyage3_base) built in",
+        ),
+        Library(
+            "kitoken",
+            "kitoken",
+            "kitoken",
+            "kitoken",
+            "tab:pink",
+            "tok.encode(doc)",
+            "tok.encode_all(docs) (no thread knob)",
+            tuple(ALL_ENCODINGS),
+        ),
     ]
 }
 PEERS = ["tiktoken", "hf", "tokie", "rs-bpe", "bpe-openai", "kitoken"]
@@ -160,10 +227,12 @@ def tiktoken_encoding(name: str):
     def load_tiktoken_bpe(url, expected_hash=None):
         return tiktoken.load.load_tiktoken_bpe(local(url), expected_hash)
 
-    def data_gym_to_mergeable_bpe_ranks(vocab_bpe_file, encoder_json_file, vocab_bpe_hash=None,
-                                        encoder_json_hash=None, **kw):
-        return tiktoken.load.data_gym_to_mergeable_bpe_ranks(local(vocab_bpe_file), local(encoder_json_file),
-                                                             vocab_bpe_hash, encoder_json_hash, **kw)
+    def data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file, encoder_json_file, vocab_bpe_hash=None, encoder_json_hash=None, **kw
+    ):
+        return tiktoken.load.data_gym_to_mergeable_bpe_ranks(
+            local(vocab_bpe_file), local(encoder_json_file), vocab_bpe_hash, encoder_json_hash, **kw
+        )
 
     openai_public.load_tiktoken_bpe = load_tiktoken_bpe
     openai_public.data_gym_to_mergeable_bpe_ranks = data_gym_to_mergeable_bpe_ranks
@@ -186,14 +255,18 @@ def load_library(key: str, encoding: str):
         from tokenizers import Tokenizer
 
         tok = Tokenizer.from_file(str(HF_GPT2))
-        return (lambda text: tok.encode(text, add_special_tokens=False).ids,
-                lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)])
+        return (
+            lambda text: tok.encode(text, add_special_tokens=False).ids,
+            lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
+        )
     if key == "tokie":
         import tokie
 
         tok = tokie.Tokenizer.from_json(str(HF_GPT2))
-        return (lambda text: tok.encode(text, add_special_tokens=False).ids,
-                lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)])
+        return (
+            lambda text: tok.encode(text, add_special_tokens=False).ids,
+            lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
+        )
     if key == "rs-bpe":
         from rs_bpe.bpe import openai
 
@@ -224,7 +297,6 @@ def digest(ids) -> str:
     return hashlib.blake2b(array("I", ids).tobytes(), digest_size=8).hexdigest()
 
 
-
 def cpu_seconds() -> float:
     import resource
 
@@ -242,6 +314,7 @@ def child(spec: dict) -> None:
     batch = batch_for(spec["threads"])
     load_s = time.perf_counter() - start
     if spec["mode"] == "loop":
+
         def encode_all():
             return [one(d) for d in docs]
     else:
@@ -285,11 +358,19 @@ def child(spec: dict) -> None:
             run_paired()
     keep_digests()
     best = min(range(len(runs)), key=runs.__getitem__)
-    result = {"runs_s": runs, "seconds": runs[best], "first_s": runs[0], "cpu_per_wall": cpu[best] / runs[best],
-              "load_s": load_s, "tokens": tokens, "digests": digests}
+    result = {
+        "runs_s": runs,
+        "seconds": runs[best],
+        "first_s": runs[0],
+        "cpu_per_wall": cpu[best] / runs[best],
+        "load_s": load_s,
+        "tokens": tokens,
+        "digests": digests,
+    }
     if paired is not None:
-        result.update(paired_runs_s=paired_runs, paired_one_thread_s=min(paired_runs),
-                      paired_ids_equal=paired_digests == digests)
+        result.update(
+            paired_runs_s=paired_runs, paired_one_thread_s=min(paired_runs), paired_ids_equal=paired_digests == digests
+        )
     peak = peak_rss_mb("self")
     if peak is not None:
         result["peak_rss_mb"] = peak
@@ -324,7 +405,6 @@ def cut_documents(data: bytes, size: int = DOC_BYTES) -> list[str]:
         docs.append(data[pos:end].decode("utf-8"))
         pos = end
     return docs
-
 
 
 def _valid_utf8(data: bytes) -> bytes:
@@ -366,7 +446,9 @@ def code_docs(mb: float) -> Path:
                 break
         out.write(json.dumps(docs, ensure_ascii=False).encode("utf-8"))
 
-    return write_atomically(CACHE / "encode" / f"code_py{platform.python_version()}_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
+    return write_atomically(
+        CACHE / "encode" / f"code_py{platform.python_version()}_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write
+    )
 
 
 def worst_input(kind: str, nbytes: int = WORST_BYTES) -> Path:
@@ -394,21 +476,26 @@ def corpora(english_mb: float) -> dict[str, Corpus]:
     return {
         "english": Corpus("english", f"English (Gutenberg, first {english_mb:g} MB)", lambda: english_docs(english_mb)),
         "multilingual": Corpus("multilingual", "Multilingual (every file under multilingual/)", multilingual_docs),
-        "code": Corpus("code", f"Python code (Python {py} stdlib .py files, first {CODE_MB} MB)",
-                       lambda: code_docs(CODE_MB)),
+        "code": Corpus(
+            "code", f"Python code (Python {py} stdlib .py files, first {CODE_MB} MB)", lambda: code_docs(CODE_MB)
+        ),
     }
 
 
 # -- the parent -------------------------------------------------------------------------------------------
 
 
-
 def measure(spec: dict, timeout: float, log_dir: Path, load_limit: float = 300) -> dict:
     """Runs one measurement in a child process; kills it `timeout` s after the encoding started (or when the
     loading takes longer than `load_limit` s)."""
     threads = spec["threads"]
-    env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               TOKENIZERS_PARALLELISM="true" if threads > 1 else "false", TIKTOKEN_CACHE_DIR="")
+    env = dict(
+        os.environ,
+        RAYON_NUM_THREADS=str(threads),
+        OMP_NUM_THREADS=str(threads),
+        TOKENIZERS_PARALLELISM="true" if threads > 1 else "false",
+        TIKTOKEN_CACHE_DIR="",
+    )
     return run_child(__file__, spec, env, timeout, log_dir, load_limit=load_limit)
 
 
@@ -426,8 +513,9 @@ class Group:
     rows: list[dict] = field(default_factory=list)
 
 
-def plan(cases: list[str], encodings: list[str], only: list[str] | None, english_mb: float,
-         worst_bytes: int = WORST_BYTES) -> list[Group]:
+def plan(
+    cases: list[str], encodings: list[str], only: list[str] | None, english_mb: float, worst_bytes: int = WORST_BYTES
+) -> list[Group]:
     groups: list[Group] = []
     pick = (lambda keys: [k for k in keys if k in only]) if only else (lambda keys: keys)
     corpus_defs = corpora(english_mb)
@@ -435,14 +523,24 @@ def plan(cases: list[str], encodings: list[str], only: list[str] | None, english
         if case == "worst":
             for kind in WORST_KINDS:
                 for enc in [e for e in encodings if e in WORST_ENCODINGS]:
-                    groups.append(Group("worst", kind, enc, 1, pick([k for k in LIBRARIES if k != "bytepair-batch"]),
-                                        lambda kind=kind: worst_input(kind, worst_bytes), worst=True))
+                    groups.append(
+                        Group(
+                            "worst",
+                            kind,
+                            enc,
+                            1,
+                            pick([k for k in LIBRARIES if k != "bytepair-batch"]),
+                            lambda kind=kind: worst_input(kind, worst_bytes),
+                            worst=True,
+                        )
+                    )
             continue
         corpus = corpus_defs[case]
         for enc in encodings:
             groups.append(Group(case, corpus.label, enc, 1, pick(list(LIBRARIES)), corpus.path))
-            groups.append(Group(case, corpus.label, enc, 2, pick([k for k in LIBRARIES if k != "bytepair-batch"]),
-                                corpus.path))
+            groups.append(
+                Group(case, corpus.label, enc, 2, pick([k for k in LIBRARIES if k != "bytepair-batch"]), corpus.path)
+            )
     return groups
 
 
@@ -469,22 +567,37 @@ def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int
             info = infos[path]
             ref_key = (g.case, g.label, g.encoding)
             limit = worst_timeout if g.worst else timeout
-            spec = {"input": str(path), "encoding": g.encoding, "threads": g.threads, "worst": g.worst,
-                    # worst cases: another run only while the runs so far took under a quarter of the limit, so
-                    # that a slow library still finishes (two runs at most of under a quarter each)
-                    "runs": runs, "budget_s": limit / 4 if g.worst else limit / 2}
+            spec = {
+                "input": str(path),
+                "encoding": g.encoding,
+                "threads": g.threads,
+                "worst": g.worst,
+                # worst cases: another run only while the runs so far took under a quarter of the limit, so
+                # that a slow library still finishes (two runs at most of under a quarter each)
+                "runs": runs,
+                "budget_s": limit / 4 if g.worst else limit / 2,
+            }
             # the reference first: tiktoken's ids, also when --only leaves tiktoken out
             if ref_key not in references and not g.worst and "tiktoken" not in g.libraries and installed("tiktoken"):
                 print(f"{g.label} · {g.encoding}: reference ids (tiktoken) …", file=sys.stderr, end=" ", flush=True)
                 ref = measure(dict(spec, library="tiktoken", threads=1, mode="loop", runs=1), limit, log_dir)
                 print(status_text(ref, info), file=sys.stderr, flush=True)
-                references[ref_key] = {"library": "tiktoken", "digests": ref.get("digests")} if "digests" in ref else ref
+                references[ref_key] = (
+                    {"library": "tiktoken", "digests": ref.get("digests")} if "digests" in ref else ref
+                )
             for key in reversed(g.libraries) if backwards else g.libraries:
                 lib = LIBRARIES[key]
                 row = next((r for r in g.rows if r["key"] == key), None)
                 if row is None:
-                    row = {"case": g.case, "input": g.label, "encoding": g.encoding, "threads": g.threads,
-                           "library": lib.name, "key": key, **info}
+                    row = {
+                        "case": g.case,
+                        "input": g.label,
+                        "encoding": g.encoding,
+                        "threads": g.threads,
+                        "library": lib.name,
+                        "key": key,
+                        **info,
+                    }
                     g.rows.append(row)
                     if g.encoding not in lib.encodings:
                         row["unavailable"] = lib.why_not
@@ -494,8 +607,12 @@ def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int
                     continue
                 mode = "batch" if key == "bytepair-batch" or (g.threads > 1 and not g.worst) else "loop"
                 paired = mode == "batch" and g.threads > 1 and key in THREAD_KNOB
-                print(f"pass {done + 1}/{passes} · {g.label} · {g.encoding} · {g.threads} thread(s): {lib.name} …",
-                      file=sys.stderr, end=" ", flush=True)
+                print(
+                    f"pass {done + 1}/{passes} · {g.label} · {g.encoding} · {g.threads} thread(s): {lib.name} …",
+                    file=sys.stderr,
+                    end=" ",
+                    flush=True,
+                )
                 result = measure(dict(spec, library=key, mode=mode, paired=paired), limit, log_dir)
                 print(status_text(result, info), file=sys.stderr, flush=True)
                 merge_pass(row, result, done + 1)
@@ -544,8 +661,9 @@ def check_ids(g: Group, reference: dict | None) -> None:
     """Marks each row: same ids as the reference on every document, or on how many not. Worst cases, where
     tiktoken usually runs out of time: the reference is tiktoken if it finished, else bytepair."""
     if g.worst:
-        reference = next((r for r in g.rows if r["key"] == "tiktoken" and "digests" in r), None) or \
-            next((r for r in g.rows if r["key"] == "bytepair" and "digests" in r), None)
+        reference = next((r for r in g.rows if r["key"] == "tiktoken" and "digests" in r), None) or next(
+            (r for r in g.rows if r["key"] == "bytepair" and "digests" in r), None
+        )
     if reference is not None and reference.get("digests") is not None:
         ref_name = reference.get("library", "tiktoken")
         for r in g.rows:
@@ -563,23 +681,37 @@ def check_ids(g: Group, reference: dict | None) -> None:
         r.pop("digests", None)  # not kept in the report: ~80 KB per row
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 MB of English only")
     parser.add_argument("--case", action="append", choices=CASE_NAMES, help="run this case (repeatable)")
     parser.add_argument("--only", action="append", help=f"only these libraries ({', '.join(LIBRARIES)})")
-    parser.add_argument("--encoding", action="append", choices=ALL_ENCODINGS,
-                        help=f"only these encodings (repeatable; default {', '.join(STANDARD_ENCODINGS)})")
+    parser.add_argument(
+        "--encoding",
+        action="append",
+        choices=ALL_ENCODINGS,
+        help=f"only these encodings (repeatable; default {', '.join(STANDARD_ENCODINGS)})",
+    )
     parser.add_argument("--english-mb", type=float, help=f"MB of English (default {ENGLISH_MB}, --quick 1)")
     parser.add_argument("--runs", type=int, default=RUNS, help=f"runs per measurement and pass ({RUNS})")
-    parser.add_argument("--passes", type=int, default=PASSES,
-                        help=f"times the whole plan runs, every other time backwards; best run of all ({PASSES})")
-    parser.add_argument("--out", type=Path, help="output folder (default: bench/results for a full run, "
-                                                 "bench/.cache/results for a partial one)")
+    parser.add_argument(
+        "--passes",
+        type=int,
+        default=PASSES,
+        help=f"times the whole plan runs, every other time backwards; best run of all ({PASSES})",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output folder (default: bench/results for a full run, bench/.cache/results for a partial one)",
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds per corpus measurement (default 600)")
-    parser.add_argument("--worst-mb", type=float, default=WORST_BYTES / 1e6,
-                        help=f"size of the worst-case inputs (default {WORST_BYTES / 1e6:g})")
+    parser.add_argument(
+        "--worst-mb",
+        type=float,
+        default=WORST_BYTES / 1e6,
+        help=f"size of the worst-case inputs (default {WORST_BYTES / 1e6:g})",
+    )
     parser.add_argument("--worst-timeout", type=float, default=60, help="seconds per worst-case call (default 60)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -597,8 +729,16 @@ def main() -> None:
     encodings = args.encoding or STANDARD_ENCODINGS
     english_mb = args.english_mb or (1 if args.quick else ENGLISH_MB)
     worst_bytes = int(args.worst_mb * 1e6)
-    partial = bool(args.quick or args.case or args.only or args.encoding or args.english_mb or args.runs != RUNS
-                   or args.passes != PASSES or worst_bytes != WORST_BYTES)
+    partial = bool(
+        args.quick
+        or args.case
+        or args.only
+        or args.encoding
+        or args.english_mb
+        or args.runs != RUNS
+        or args.passes != PASSES
+        or worst_bytes != WORST_BYTES
+    )
     out_dir = args.out or (CACHE / "results" if partial else RESULTS)
 
     started = time.time()
@@ -611,8 +751,7 @@ def main() -> None:
         "command": " ".join(["bench/encode.py", *sys.argv[1:]]),
         "duration_s": round(time.time() - started, 1),
         "machine": machine_info(),
-        "load_average": {"before": [round(x, 2) for x in load_before],
-                         "after": [round(x, 2) for x in os.getloadavg()]},
+        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
         "versions": versions(["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"]),
         "runs": args.runs,
         "passes": args.passes,
@@ -642,8 +781,9 @@ def complete(rows: list[dict]) -> None:
             r["mb_per_s"] = r["size_mb"] / r["seconds"]
             r["first_mb_per_s"] = r["size_mb"] / r["first_s"]
     for r in rows:
-        base = find(rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=r["threads"],
-                    key="bytepair")
+        base = find(
+            rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=r["threads"], key="bytepair"
+        )
         if base and "mb_per_s" in base and "mb_per_s" in r:
             r["bytepair_speedup"] = base["mb_per_s"] / r["mb_per_s"]  # > 1: bytepair is faster
         if r["case"] != "worst" and r["threads"] == 2 and "mb_per_s" in r:
@@ -657,8 +797,9 @@ def complete(rows: list[dict]) -> None:
                 pairs = [one / two for two, one in zip(r["runs_s"], r["paired_runs_s"])]
                 r["paired_ratio_median"], r["paired_count"] = statistics.median(pairs), len(pairs)
             if r["key"] == "bytepair":
-                batch1 = find(rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1,
-                              key="bytepair-batch")
+                batch1 = find(
+                    rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1, key="bytepair-batch"
+                )
                 if batch1 and "mb_per_s" in batch1:
                     r["vs_batch_one_thread"] = r["mb_per_s"] / batch1["mb_per_s"]
         if r["case"] == "worst":
@@ -694,7 +835,6 @@ def fmt_mbs(r: dict | None, key: str = "mb_per_s") -> str:
     return "—"
 
 
-
 def ids_note(r: dict | None) -> str:
     if r is None:
         return ""
@@ -714,8 +854,10 @@ def ids_note(r: dict | None) -> str:
         return f"= {r['ids_checked_against']}" + (f" ({r['docs']:,} docs)" if r["docs"] > 1 else "")
     if r["docs"] == 1:
         return f"**ids differ** from {r['ids_checked_against']}'s"
-    return (f"**ids differ** from {r['ids_checked_against']}'s in {r['ids_differ_docs']:,} of {r['docs']:,} docs "
-            f"(first: doc {r['ids_first_differing_doc']})")
+    return (
+        f"**ids differ** from {r['ids_checked_against']}'s in {r['ids_differ_docs']:,} of {r['docs']:,} docs "
+        f"(first: doc {r['ids_first_differing_doc']})"
+    )
 
 
 def targets(rows: list[dict]) -> list[dict]:
@@ -735,39 +877,73 @@ def targets(rows: list[dict]) -> list[dict]:
         add(f"English, {enc}, 1 thread: ≥ 100 MB/s", f"{bp['mb_per_s']:.1f} MB/s", bp["mb_per_s"] >= 100)
         tt = find(rows, case="english", encoding=enc, threads=1, key="tiktoken")
         if tt and "mb_per_s" in tt:
-            add("… ≥ 10× tiktoken", f"{fmt_x(bp['mb_per_s'] / tt['mb_per_s'])} "
-                f"({tt['mb_per_s']:.1f} MB/s)", bp["mb_per_s"] >= 10 * tt["mb_per_s"])
-        peers = [r for r in rows if r["case"] == "english" and r["encoding"] == enc and r["threads"] == 1
-                 and r["key"] in PEERS and "mb_per_s" in r]
+            add(
+                "… ≥ 10× tiktoken",
+                f"{fmt_x(bp['mb_per_s'] / tt['mb_per_s'])} ({tt['mb_per_s']:.1f} MB/s)",
+                bp["mb_per_s"] >= 10 * tt["mb_per_s"],
+            )
+        peers = [
+            r
+            for r in rows
+            if r["case"] == "english"
+            and r["encoding"] == enc
+            and r["threads"] == 1
+            and r["key"] in PEERS
+            and "mb_per_s" in r
+        ]
         if peers:
             fastest = max(peers, key=lambda r: r["mb_per_s"])
-            add("… ≥ 3× the fastest peer", f"{fmt_x(bp['mb_per_s'] / fastest['mb_per_s'])} ({fastest['library']}, "
-                f"{fastest['mb_per_s']:.1f} MB/s)", bp["mb_per_s"] >= 3 * fastest["mb_per_s"])
+            add(
+                "… ≥ 3× the fastest peer",
+                f"{fmt_x(bp['mb_per_s'] / fastest['mb_per_s'])} ({fastest['library']}, {fastest['mb_per_s']:.1f} MB/s)",
+                bp["mb_per_s"] >= 3 * fastest["mb_per_s"],
+            )
     for enc in STANDARD_ENCODINGS:
         two = find(rows, case="english", encoding=enc, threads=2, key="bytepair")
         if two and "vs_paired_one_thread" in two:
-            across = [f"{fmt_x(two[k])} of {what}" for k, what in
-                      (("vs_batch_one_thread", "encode_batch threads=1"), ("vs_one_thread", "the 1-thread loop"))
-                      if k in two]
-            add(f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1, runs alternated "
-                "in one process)", fmt_x(two["vs_paired_one_thread"])
-                + (f" (median of the {two['paired_count']} pairs: {fmt_x(two['paired_ratio_median'])})"
-                   if "paired_ratio_median" in two else "")
+            across = [
+                f"{fmt_x(two[k])} of {what}"
+                for k, what in (
+                    ("vs_batch_one_thread", "encode_batch threads=1"),
+                    ("vs_one_thread", "the 1-thread loop"),
+                )
+                if k in two
+            ]
+            add(
+                f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1, runs alternated "
+                "in one process)",
+                fmt_x(two["vs_paired_one_thread"])
+                + (
+                    f" (median of the {two['paired_count']} pairs: {fmt_x(two['paired_ratio_median'])})"
+                    if "paired_ratio_median" in two
+                    else ""
+                )
                 + (f"; from separate processes: {', '.join(across)}" if across else ""),
-                two["vs_paired_one_thread"] >= 1.8)
+                two["vs_paired_one_thread"] >= 1.8,
+            )
         elif two and "vs_batch_one_thread" in two:
             extra = f"; {fmt_x(two['vs_one_thread'])} of the 1-thread loop" if "vs_one_thread" in two else ""
-            add(f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1)",
-                f"{fmt_x(two['vs_batch_one_thread'])}{extra}", two["vs_batch_one_thread"] >= 1.8)
+            add(
+                f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1)",
+                f"{fmt_x(two['vs_batch_one_thread'])}{extra}",
+                two["vs_batch_one_thread"] >= 1.8,
+            )
         elif two and "vs_one_thread" in two:
-            add(f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ 1-thread loop)",
-                fmt_x(two["vs_one_thread"]), two["vs_one_thread"] >= 1.8)
+            add(
+                f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ 1-thread loop)",
+                fmt_x(two["vs_one_thread"]),
+                two["vs_one_thread"] >= 1.8,
+            )
     for r in rows:
         if r["case"] == "worst" and r["key"] == "bytepair":
             label = f"Worst case {worst_label(r)}, {r['encoding']}: time per byte ≤ 3× English's"
             if "per_byte_vs_english" in r:
-                add(label, f"{fmt_x(r['per_byte_vs_english'])} ({r['seconds']:.3g} s; first call "
-                           f"{fmt_x(r['first_per_byte_vs_english'])}, {r['first_s']:.3g} s)", r["per_byte_vs_english"] <= 3)
+                add(
+                    label,
+                    f"{fmt_x(r['per_byte_vs_english'])} ({r['seconds']:.3g} s; first call "
+                    f"{fmt_x(r['first_per_byte_vs_english'])}, {r['first_s']:.3g} s)",
+                    r["per_byte_vs_english"] <= 3,
+                )
             elif "per_byte_vs_english_above" in r:
                 add(label, f"> {fmt_x(r['per_byte_vs_english_above'])} (killed after {r['killed_after_s']:g} s)", False)
             elif "seconds" in r:
@@ -777,26 +953,34 @@ def targets(rows: list[dict]) -> list[dict]:
     mine = [r for r in rows if r["key"] in ("bytepair", "bytepair-batch") and "unavailable" not in r]
     if mine:
         bad = [r for r in mine if "error" in r or "killed_after_s" in r]
-        add("No panic, no hang (every bytepair measurement finished within its limit)",
+        add(
+            "No panic, no hang (every bytepair measurement finished within its limit)",
             f"{len(mine) - len(bad)} of {len(mine)}"
             + ("" if not bad else " — not: " + ", ".join(f"{r['input']}/{r['encoding']}" for r in bad[:4])),
-            not bad)
+            not bad,
+        )
         checked = [r for r in mine if "ids_differ_docs" in r and r.get("ids_checked_against") == "tiktoken"]
         if checked:
             same = [r for r in checked if r["ids_differ_docs"] == 0]
-            add("bytepair's ids = tiktoken's on every document", f"{len(same)} of {len(checked)} measurements",
-                len(same) == len(checked))
+            add(
+                "bytepair's ids = tiktoken's on every document",
+                f"{len(same)} of {len(checked)} measurements",
+                len(same) == len(checked),
+            )
     return out
 
 
 def caption(report: dict) -> str:
     m, v, la = report["machine"], report["versions"], report["load_average"]
-    peers = ", ".join(f"{k} {v[k]}" for k in ["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"]
-                      if v.get(k))
+    peers = ", ".join(
+        f"{k} {v[k]}" for k in ["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"] if v.get(k)
+    )
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    return (f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}; "
-            f"load average {la['before'][0]:.2f} before, {la['after'][0]:.2f} after the run. "
-            f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._")
+    return (
+        f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}; "
+        f"load average {la['before'][0]:.2f} before, {la['after'][0]:.2f} after the run. "
+        f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._"
+    )
 
 
 def method_notes(report: dict) -> str:
@@ -805,17 +989,18 @@ def method_notes(report: dict) -> str:
         + (f" (not the others: {lib.why_not})" if lib.why_not else "")
         + f"; loaded: {LOADED[lib.key]}; 1 thread: `{lib.single}`"
         + (f"; 2 threads: `{lib.batch}`" if lib.key != "bytepair-batch" else "")
-        for lib in LIBRARIES.values())
+        for lib in LIBRARIES.values()
+    )
     return f"""\
 Each measurement (library × corpus × encoding × threads) runs in its own child process: it loads the documents and
 the vocabulary (not in the MB/s; the vocabulary's time is the "load" column: reading the files and whatever the
-library builds before its first call — bytepair builds its encoder's tables there), then encodes all the documents up to {report['runs']} times (fewer when the runs
+library builds before its first call — bytepair builds its encoder's tables there), then encodes all the documents up to {report["runs"]} times (fewer when the runs
 already took half the time limit), as MB/s of UTF-8 input (MB = 10⁶ bytes); "1st"
 is the first run, where caches (bytepair's per-thread piece cache, HF's word cache) are still cold. Every
 document's ids from the timed run are compared with tiktoken's (per document, by a hash of the ids). The time limit
 is counted from the start of the first encoding call; a killed measurement shows "> N s".
 
-The whole plan runs {report.get('passes', 1)} time(s), every second time backwards (groups and libraries), and each measurement
+The whole plan runs {report.get("passes", 1)} time(s), every second time backwards (groups and libraries), and each measurement
 reports its best run over all passes (its load: the quickest; its peak memory: the highest). This machine changes
 speed for minutes at a time (a fixed Python loop: 0.16 s or 0.33 s, the two cores independently), so one pass can
 put a slow spell on one library only; a measurement that failed is not repeated, and one that fails in a later
@@ -835,8 +1020,8 @@ CPU time over the wall time of the best run: near 1 means the batch call ran on 
 
 Worst cases: one call on the whole text (one piece under gpt2's pattern; cl100k's pattern cuts digits into
 groups of 3 and o200k's cuts letters at case changes, so only the first two inputs are one piece under cl100k),
-limit {report['worst_timeout_s']:g} s. Each library first encodes a short sentence (lazy set-up is not counted),
-then calls on the text up to {report['runs']} times while the calls so far took under a quarter of the limit; the
+limit {report["worst_timeout_s"]:g} s. Each library first encodes a short sentence (lazy set-up is not counted),
+then calls on the text up to {report["runs"]} times while the calls so far took under a quarter of the limit; the
 best call is reported, like the documents' best run, and the first call beside it ("1st"). A repeated call times
 the encoder, not a cache: bytepair remembers only pieces of up to 256 bytes (these are one piece of 10 MB, or
 cl100k's 3-digit groups, which English's repeated words also hit). "per byte ÷
@@ -851,29 +1036,34 @@ Libraries, how each was loaded (offline, from the shared data) and called:
 
 LOADED = {
     "bytepair": "`bytepair.get_encoding(name, SHARED)` (vocab.bpe + encoder.json for gpt2, the .tiktoken rank files "
-                "for the others)",
+    "for the others)",
     "bytepair-batch": "as bytepair",
     "tiktoken": "`tiktoken.Encoding(**tiktoken_ext.openai_public.<name>())` — tiktoken's own definitions, with "
-                "their loaders pointed at the shared files (pinned sha256 checked, nothing downloaded)",
+    "their loaders pointed at the shared files (pinned sha256 checked, nothing downloaded)",
     "hf": "`tokenizers.Tokenizer.from_file(gpt2/tokenizer.json)`",
     "tokie": "`tokie.Tokenizer.from_json(gpt2/tokenizer.json)`",
     "rs-bpe": "`rs_bpe.bpe.openai.cl100k_base()` / `o200k_base()` (vocabulary embedded in the wheel)",
     "bpe-openai": "`bpe_openai.get_encoding(name)` (vocabulary embedded in the wheel; its `encode_ordinary` refuses "
-                  "texts of 1 M characters or more and results over 200 000 tokens)",
+    "texts of 1 M characters or more and results over 200 000 tokens)",
     "kitoken": "`Kitoken.from_tokenizers_file(gpt2/tokenizer.json)` for gpt2, "
-               "`Kitoken.from_tiktoken_file(<name>.tiktoken)` for the others (it infers the pattern)",
+    "`Kitoken.from_tiktoken_file(<name>.tiktoken)` for the others (it infers the pattern)",
 }
 
 
 def render_markdown(report: dict) -> str:
     rows, cap = report["rows"], caption(report)
-    out = ["# BPE encoding benchmark", "",
-           f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}", ""]
+    out = [
+        "# BPE encoding benchmark",
+        "",
+        f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}",
+        "",
+    ]
     ts = report["targets"]
     if ts:
         out += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
-        out += [f"| {t['target']} | {t['measured']} | {'—' if t['met'] is None else '✓' if t['met'] else '✗'} |"
-                for t in ts]
+        out += [
+            f"| {t['target']} | {t['measured']} | {'—' if t['met'] is None else '✓' if t['met'] else '✗'} |" for t in ts
+        ]
         out += [""]
 
     for case in ["english", "multilingual", "code"]:
@@ -881,14 +1071,22 @@ def render_markdown(report: dict) -> str:
         if not crow:
             continue
         first = crow[0]
-        out += [f"## {first['input']}", "",
+        out += [
+            f"## {first['input']}",
+            "",
+            (
                 f"{first['docs']:,} documents, {first['size_mb']:.1f} MB, median {first.get('median_doc_bytes', 0):,} "
                 "bytes. MB/s, best of the runs of all passes (1st: the first run; load: loading the vocabulary, not "
                 "timed in the MB/s). 2 t ÷ 1 t: the 2-thread batch over the 1-thread loop (separate processes); "
-                "one process: over the same batch call on 1 thread, runs alternated.", "",
+                "one process: over the same batch call on 1 thread, runs alternated."
+            ),
+            "",
+            (
                 "| encoding | library | 1 thread MB/s | 1st | load (s) | bytepair ÷ | 2 threads MB/s | bytepair ÷ "
-                "| 2 t ÷ 1 t | 2 t ÷ 1 t, one process | CPU ÷ wall (2 t) | ids |",
-                "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+                "| 2 t ÷ 1 t | 2 t ÷ 1 t, one process | CPU ÷ wall (2 t) | ids |"
+            ),
+            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+        ]
         for enc in dict.fromkeys(r["encoding"] for r in crow):
             for key in LIBRARIES:
                 one = find(crow, encoding=enc, threads=1, key=key)
@@ -897,8 +1095,9 @@ def render_markdown(report: dict) -> str:
                     continue
                 any_row = one or two
                 if "unavailable" in any_row:
-                    out.append(f"| {enc} | {any_row['library']} | — | — | — | — | — | — | — | — | — "
-                               f"| {ids_note(any_row)} |")
+                    out.append(
+                        f"| {enc} | {any_row['library']} | — | — | — | — | — | — | — | — | — | {ids_note(any_row)} |"
+                    )
                     continue
                 notes = [n for n in dict.fromkeys([ids_note(one), ids_note(two)]) if n]
                 if two is not None and one is not None and ids_note(one) != ids_note(two):
@@ -908,17 +1107,27 @@ def render_markdown(report: dict) -> str:
                     f"| {enc} | {any_row['library']} | {fmt_mbs(one)} | {fmt_mbs(one, 'first_mb_per_s')} "
                     f"| {fmt_load(one)} | {fmt_x((one or {}).get('bytepair_speedup'))} | {fmt_mbs(two)} "
                     f"| {fmt_x((two or {}).get('bytepair_speedup'))} | {fmt_x((two or {}).get('vs_one_thread'))} "
-                    f"| {fmt_x((two or {}).get('vs_paired_one_thread'))} | {cpu2} | {'; '.join(notes)} |")
+                    f"| {fmt_x((two or {}).get('vs_paired_one_thread'))} | {cpu2} | {'; '.join(notes)} |"
+                )
         out += [""]
 
     worst = [r for r in rows if r["case"] == "worst"]
     if worst:
-        out += [f"## Worst cases: {worst[0]['size_mb']:g} MB in one piece", "",
+        out += [
+            f"## Worst cases: {worst[0]['size_mb']:g} MB in one piece",
+            "",
+            (
                 f"One call on the whole text, 1 thread, best of up to {report['runs']} calls per pass (1st: the first), limit "
                 f"{report['worst_timeout_s']:g} s. Libraries without "
-                "the encoding offline (see the tables above) are left out.", "",
+                "the encoding offline (see the tables above) are left out."
+            ),
+            "",
+            (
                 "| input | encoding | library | time (s) | 1st (s) | MB/s | per byte ÷ English | 1st ÷ English "
-                "| CPU ÷ wall | peak RSS (MB) | ids |", "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+                "| CPU ÷ wall | peak RSS (MB) | ids |"
+            ),
+            "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
+        ]
         for r in worst:
             if "unavailable" in r:
                 continue
@@ -934,9 +1143,11 @@ def render_markdown(report: dict) -> str:
             rss = f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else "—"
             cpu = f"{r['cpu_per_wall']:.2f}" if "cpu_per_wall" in r else "—"
             first = "—" if "first_s" not in r else f"{r['first_s']:.3f}" if r["first_s"] < 1 else f"{r['first_s']:.2f}"
-            out.append(f"| {worst_label(r)} | {r['encoding']} | {r['library']} | {t} | {first} "
-                       f"| {fmt_mbs(r) if 'mb_per_s' in r else '—'} | {per_byte} "
-                       f"| {fmt_x(r.get('first_per_byte_vs_english'))} | {cpu} | {rss} | {ids_note(r)} |")
+            out.append(
+                f"| {worst_label(r)} | {r['encoding']} | {r['library']} | {t} | {first} "
+                f"| {fmt_mbs(r) if 'mb_per_s' in r else '—'} | {per_byte} "
+                f"| {fmt_x(r.get('first_per_byte_vs_english'))} | {cpu} | {rss} | {ids_note(r)} |"
+            )
         out += [""]
     out += [cap, "", "## Method", "", method_notes(report)]
     return "\n".join(out)
@@ -966,8 +1177,12 @@ def render_chart(rows: list[dict], path: Path) -> None:
         groups = list(dict.fromkeys(group_key(r) for r in rows_))
         used: list[str] = []
         for j, g in enumerate(groups):
-            here = [r for key in LIBRARIES for r in rows_ if group_key(r) == g and r["key"] == key
-                    and "unavailable" not in r]
+            here = [
+                r
+                for key in LIBRARIES
+                for r in rows_
+                if group_key(r) == g and r["key"] == key and "unavailable" not in r
+            ]
             width = 0.85 / max(len(here), 1)
             for i, r in enumerate(here):
                 lib = LIBRARIES[r["key"]]
@@ -976,40 +1191,76 @@ def render_chart(rows: list[dict], path: Path) -> None:
                 if r["key"] not in used:
                     used.append(r["key"])
                 if v is None and k is None:
-                    ax.text(x, 0.02, "err", transform=ax.get_xaxis_transform(), ha="center", fontsize=6,
-                            rotation=90, color=lib.color)
+                    ax.text(
+                        x,
+                        0.02,
+                        "err",
+                        transform=ax.get_xaxis_transform(),
+                        ha="center",
+                        fontsize=6,
+                        rotation=90,
+                        color=lib.color,
+                    )
                     continue
                 h = v is None
                 v = k if h else v
                 ax.bar(x, v, width, color=lib.color, hatch="//" if h else None, edgecolor="white" if h else None)
-                ax.text(x, v, (">" if h else "") + (f"{v:.2g}" if v < 10 else f"{v:.0f}"), ha="center",
-                        va="bottom", fontsize=6, rotation=90)
+                ax.text(
+                    x,
+                    v,
+                    (">" if h else "") + (f"{v:.2g}" if v < 10 else f"{v:.0f}"),
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    rotation=90,
+                )
         ax.set_yscale("log")
         ax.set_ylim(top=ax.get_ylim()[1] * 3)  # room for the labels above the bars
         ax.set_xticks(range(len(groups)), [label(g) for g in groups], fontsize=7)
         handles = [Patch(color=LIBRARIES[k].color, label=LIBRARIES[k].name) for k in LIBRARIES if k in used]
-        ax.legend(handles=handles, fontsize=7, ncol=len(handles), loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  frameon=False)
+        ax.legend(
+            handles=handles,
+            fontsize=7,
+            ncol=len(handles),
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.16),
+            frameon=False,
+        )
 
     i = 0
     if main:
         ax = axes[i][0]
-        bars(ax, main, lambda r: (r["case"], r["encoding"], r["threads"]),
-             lambda g: f"{short.get(g[0], g[0])}\n{g[1]}\n{g[2]} thread{'s' if g[2] > 1 else ''}",
-             lambda r: r.get("mb_per_s"), lambda r: None)
+        bars(
+            ax,
+            main,
+            lambda r: (r["case"], r["encoding"], r["threads"]),
+            lambda g: f"{short.get(g[0], g[0])}\n{g[1]}\n{g[2]} thread{'s' if g[2] > 1 else ''}",
+            lambda r: r.get("mb_per_s"),
+            lambda r: None,
+        )
         ax.set_ylabel("MB/s (log scale) — higher is better")
-        ax.set_title("Encoding throughput, ~4 KB documents (best of runs; 1 thread: loop of single calls, "
-                     "2 threads: batch call)", fontsize=10)
+        ax.set_title(
+            "Encoding throughput, ~4 KB documents (best of runs; 1 thread: loop of single calls, "
+            "2 threads: batch call)",
+            fontsize=10,
+        )
         i += 1
     if worst:
         ax = axes[i][0]
-        bars(ax, worst, lambda r: (r["input"], r["encoding"]),
-             lambda g: f"{WORST_KINDS[g[0]]}\n{g[1]}".replace(", no space", ""),
-             lambda r: r.get("seconds"), lambda r: r.get("killed_after_s"))
+        bars(
+            ax,
+            worst,
+            lambda r: (r["input"], r["encoding"]),
+            lambda g: f"{WORST_KINDS[g[0]]}\n{g[1]}".replace(", no space", ""),
+            lambda r: r.get("seconds"),
+            lambda r: r.get("killed_after_s"),
+        )
         ax.set_ylabel("seconds (log scale) — lower is better")
-        ax.set_title(f"Worst cases: {worst[0]['size_mb']:g} MB in one piece, one call (hatched: killed at the limit; "
-                     "err: error)",
-                     fontsize=10)
+        ax.set_title(
+            f"Worst cases: {worst[0]['size_mb']:g} MB in one piece, one call (hatched: killed at the limit; "
+            "err: error)",
+            fontsize=10,
+        )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

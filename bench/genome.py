@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gzip
+import itertools
 import json
 import os
 import random
@@ -37,8 +38,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import (CACHE, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, run_child, versions,
-                    write_atomically, write_results)
+from common import (
+    CACHE,
+    RESULTS,
+    SHARED,
+    fmt_x,
+    installed,
+    machine_info,
+    peak_rss_mb,
+    run_child,
+    versions,
+    write_atomically,
+    write_results,
+)
 
 ECOLI = SHARED / "genome/ecoli_k12_mg1655_NC_000913.3.fna.gz"
 VOCAB = 4096
@@ -81,7 +93,7 @@ def synthetic_genome(mbp: int) -> Path:
             size = min(len(src), target - total)
             while n < size:
                 start, length = rng.randrange(len(src)), rng.randint(10_000, 100_000)
-                segment = src[start:start + length]
+                segment = src[start : start + length]
                 if rng.random() < 0.5:
                     segment = segment.translate(comp)[::-1]
                 seg = bytearray(segment.encode("ascii"))
@@ -92,7 +104,7 @@ def synthetic_genome(mbp: int) -> Path:
             seq = b"".join(parts)[:size]
             out.write(f">synthetic_{record} mutated E. coli segments\n".encode())
             for i in range(0, len(seq), 80):
-                out.write(seq[i:i + 80] + b"\n")
+                out.write(seq[i : i + 80] + b"\n")
             total += len(seq)
             record += 1
 
@@ -145,10 +157,19 @@ def train_sentencepiece(seqs: list[str], spec: dict):
 
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(seqs), model_writer=model, model_type="bpe", vocab_size=spec["vocab"],
-        num_threads=THREADS, character_coverage=1.0, input_sentence_size=0, add_dummy_prefix=False,
-        max_sentence_length=max(map(len, seqs)) + 1, normalization_rule_name="identity",
-        remove_extra_whitespaces=False, minloglevel=2)
+        sentence_iterator=iter(seqs),
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=spec["vocab"],
+        num_threads=THREADS,
+        character_coverage=1.0,
+        input_sentence_size=0,
+        add_dummy_prefix=False,
+        max_sentence_length=max(map(len, seqs)) + 1,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        minloglevel=2,
+    )
     return spm.SentencePieceProcessor(model_proto=model.getvalue())
 
 
@@ -164,12 +185,15 @@ class Trainer:
     color: str
 
 
-TRAINERS = {t.key: t for t in [
-    Trainer("bytepair", "bytepair", "bytepair", "tab:blue"),
-    Trainer("bytepair-fasta", "bytepair (from the FASTA)", "bytepair", "lightsteelblue"),
-    Trainer("hf", "HF tokenizers", "tokenizers", "tab:orange"),
-    Trainer("sentencepiece", "SentencePiece", "sentencepiece", "tab:green"),
-]}
+TRAINERS = {
+    t.key: t
+    for t in [
+        Trainer("bytepair", "bytepair", "bytepair", "tab:blue"),
+        Trainer("bytepair-fasta", "bytepair (from the FASTA)", "bytepair", "lightsteelblue"),
+        Trainer("hf", "HF tokenizers", "tokenizers", "tab:orange"),
+        Trainer("sentencepiece", "SentencePiece", "sentencepiece", "tab:green"),
+    ]
+}
 
 
 def child(spec: dict) -> None:
@@ -209,8 +233,12 @@ def child(spec: dict) -> None:
     if seqs is None:
         seqs = load_chunks(source, spec["chunk"])
     out["bases"] = sum(map(len, seqs))
-    measure = {"bytepair": bases_per_token_bytepair, "bytepair-fasta": bases_per_token_bytepair,
-               "hf": bases_per_token_hf, "sentencepiece": bases_per_token_sentencepiece}[key]
+    measure = {
+        "bytepair": bases_per_token_bytepair,
+        "bytepair-fasta": bases_per_token_bytepair,
+        "hf": bases_per_token_hf,
+        "sentencepiece": bases_per_token_sentencepiece,
+    }[key]
     out["bases_per_token"] = measure(model, seqs)
     Path(spec["result"]).write_text(json.dumps(out))
 
@@ -233,8 +261,7 @@ class Case:
 
 def measure(spec: dict, timeout: float, log_dir: Path) -> dict:
     """Runs one trainer (or the encoding case) in a child process: its result, or why it has none."""
-    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), OMP_NUM_THREADS=str(THREADS),
-               TOKENIZERS_PARALLELISM="true")
+    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS), OMP_NUM_THREADS=str(THREADS), TOKENIZERS_PARALLELISM="true")
     return run_child(__file__, spec, env, timeout, log_dir)
 
 
@@ -245,31 +272,77 @@ def plan(cases: list[str], only: list[str] | None, timeout: float) -> list[Case]
     out = []
     for case in cases:
         if case == "ecoli":
-            out.append(Case("ecoli", f"E. coli, {CHUNK}-bp chunks", lambda: ECOLI, CHUNK,
-                            pick(["bytepair", "bytepair-fasta", "hf", "sentencepiece"]), timeout, 4.641652, REPEAT))
+            out.append(
+                Case(
+                    "ecoli",
+                    f"E. coli, {CHUNK}-bp chunks",
+                    lambda: ECOLI,
+                    CHUNK,
+                    pick(["bytepair", "bytepair-fasta", "hf", "sentencepiece"]),
+                    timeout,
+                    4.641652,
+                    REPEAT,
+                )
+            )
         elif case == "whole":
-            out.append(Case("whole", "E. coli, whole chromosome", lambda: ECOLI, None,
-                            pick(["bytepair-fasta", "hf", "sentencepiece"]), min(timeout, 120), 4.641652, REPEAT))
+            out.append(
+                Case(
+                    "whole",
+                    "E. coli, whole chromosome",
+                    lambda: ECOLI,
+                    None,
+                    pick(["bytepair-fasta", "hf", "sentencepiece"]),
+                    min(timeout, 120),
+                    4.641652,
+                    REPEAT,
+                )
+            )
         elif case == "scaling":
             for mbp in SCALING_MBP:
                 for chunk in (CHUNK, None):
                     label = f"synthetic {mbp} Mbp, " + (f"{CHUNK}-bp chunks" if chunk else "unchunked")
                     peers = ["hf", "sentencepiece"] if mbp == SCALING_MBP[-1] and chunk else []
-                    out.append(Case("scaling", label, (lambda m=mbp: synthetic_genome(m)), chunk,
-                                    pick(["bytepair-fasta", *peers]), timeout, mbp, REPEAT))
+                    out.append(
+                        Case(
+                            "scaling",
+                            label,
+                            (lambda m=mbp: synthetic_genome(m)),
+                            chunk,
+                            pick(["bytepair-fasta", *peers]),
+                            timeout,
+                            mbp,
+                            REPEAT,
+                        )
+                    )
         elif case == "encode":
             for mbp in ENCODE_MBP:
                 if not only or "bytepair" in only:
-                    out.append(Case("encode", f"encode {mbp:g} Mbp", lambda: ECOLI, None, ["encode"], timeout, mbp,
-                                    ENCODE_REPEAT))
+                    out.append(
+                        Case(
+                            "encode",
+                            f"encode {mbp:g} Mbp",
+                            lambda: ECOLI,
+                            None,
+                            ["encode"],
+                            timeout,
+                            mbp,
+                            ENCODE_REPEAT,
+                        )
+                    )
     return out
 
 
 def execute(case: Case, log_dir: Path) -> None:
     source = Path(case.source())
     for key in case.trainers:
-        row = {"case": case.case, "input": case.label, "mbp": case.mbp, "chunk": case.chunk, "key": key,
-               "trainer": TRAINERS[key].name if key in TRAINERS else "bytepair"}
+        row = {
+            "case": case.case,
+            "input": case.label,
+            "mbp": case.mbp,
+            "chunk": case.chunk,
+            "key": key,
+            "trainer": TRAINERS[key].name if key in TRAINERS else "bytepair",
+        }
         if key in TRAINERS and not installed(TRAINERS[key].module):
             row["error"] = "not installed"
         else:
@@ -290,8 +363,9 @@ def execute(case: Case, log_dir: Path) -> None:
                     row["added_bytes_per_base"] = (row["peak_rss_mb"] - row["rss_before_mb"]) * 2**20 / (case.mbp * 1e6)
             print(status(row), file=sys.stderr, flush=True)
         case.rows.append(row)
-    base = next((r for r in case.rows if r["key"] == "bytepair" and "seconds" in r), None) or \
-        next((r for r in case.rows if r["key"] == "bytepair-fasta" and "seconds" in r), None)
+    base = next((r for r in case.rows if r["key"] == "bytepair" and "seconds" in r), None) or next(
+        (r for r in case.rows if r["key"] == "bytepair-fasta" and "seconds" in r), None
+    )
     for r in case.rows:
         if base and "seconds" in r:
             r["vs_bytepair"] = r["seconds"] / base["seconds"]
@@ -321,11 +395,27 @@ def summary(rows: list[dict]) -> dict:
     if whole and "bytepair-fasta" in eco:
         s["whole_vs_chunked"] = whole["seconds"] / eco["bytepair-fasta"]["seconds"]
     for chunked in (True, False):
-        pts = sorted((r for r in rows if r["case"] == "scaling" and r["key"] == "bytepair-fasta" and "seconds" in r
-                      and bool(r["chunk"]) == chunked), key=lambda r: r["mbp"])
+        pts = sorted(
+            (
+                r
+                for r in rows
+                if r["case"] == "scaling"
+                and r["key"] == "bytepair-fasta"
+                and "seconds" in r
+                and bool(r["chunk"]) == chunked
+            ),
+            key=lambda r: r["mbp"],
+        )
         if len(pts) >= 2:
-            steps = [{"from": a["mbp"], "to": b["mbp"], "size_ratio": b["mbp"] / a["mbp"],
-                      "time_ratio": b["seconds"] / a["seconds"]} for a, b in zip(pts, pts[1:])]
+            steps = [
+                {
+                    "from": a["mbp"],
+                    "to": b["mbp"],
+                    "size_ratio": b["mbp"] / a["mbp"],
+                    "time_ratio": b["seconds"] / a["seconds"],
+                }
+                for a, b in itertools.pairwise(pts)
+            ]
             name = "chunked" if chunked else "unchunked"
             s[f"scaling_{name}"] = steps
             s[f"scaling_{name}_linear"] = all(st["time_ratio"] <= 1.25 * st["size_ratio"] for st in steps)
@@ -334,8 +424,15 @@ def summary(rows: list[dict]) -> dict:
             s[f"scaling_{name}_biggest"] = {"mbp": biggest["mbp"], "bytes_per_base": biggest.get("bytes_per_base")}
     enc = sorted((r for r in rows if r["case"] == "encode" and "seconds" in r), key=lambda r: r["mbp"])
     if len(enc) >= 2:
-        s["encode_steps"] = [{"from": a["mbp"], "to": b["mbp"], "size_ratio": b["mbp"] / a["mbp"],
-                              "time_ratio": b["seconds"] / a["seconds"]} for a, b in zip(enc, enc[1:])]
+        s["encode_steps"] = [
+            {
+                "from": a["mbp"],
+                "to": b["mbp"],
+                "size_ratio": b["mbp"] / a["mbp"],
+                "time_ratio": b["seconds"] / a["seconds"],
+            }
+            for a, b in itertools.pairwise(enc)
+        ]
         s["encode_linear"] = all(st["time_ratio"] <= 1.25 * st["size_ratio"] for st in s["encode_steps"])
     return s
 
@@ -362,8 +459,10 @@ def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
     peers = ", ".join(f"{k} {v[k]}" for k in ["tokenizers", "sentencepiece"] if v.get(k))
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    return (f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
-            f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._")
+    return (
+        f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
+        f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._"
+    )
 
 
 NOTES = f"""\
@@ -392,31 +491,50 @@ of E. coli taken at random places, half reverse-complemented, with 2 % random su
 
 def render_markdown(report: dict) -> str:
     rows, s, cap = report["rows"], report["summary"], caption(report)
-    out = ["# Genome benchmark: BPE for DNA", "",
-           f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}", ""]
+    out = [
+        "# Genome benchmark: BPE for DNA",
+        "",
+        f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}",
+        "",
+    ]
     targets = target_rows(s)
     if targets:
         out += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
         out += [f"| {t} | {m} | {ok} |" for t, m, ok in targets] + [""]
     train_rows = [r for r in rows if r["case"] in ("ecoli", "whole", "scaling")]
     if train_rows:
-        out += ["## Training", "",
+        out += [
+            "## Training",
+            "",
+            (
                 "| input | trainer | wall (s) | CPU (s) | × bytepair's time | peak RSS (MB) | B/base (added) "
-                "| bases/token |", "|---|---|--:|--:|--:|--:|--:|--:|"]
+                "| bases/token |"
+            ),
+            "|---|---|--:|--:|--:|--:|--:|--:|",
+        ]
         for r in train_rows:
             bpb = cell(r, "bytes_per_base", ".1f")
             if r.get("added_bytes_per_base") is not None and "error" not in r:
                 bpb += f" ({r['added_bytes_per_base']:.1f})"
             note = f" error: {r['error']}" if "error" in r else ""
-            out.append(f"| {r['input']} | {r['trainer']} | {fmt_s(r)} | {cell(r, 'cpu_s', '.1f')} | {fmt_vs(r)} "
-                       f"| {cell(r, 'peak_rss_mb', '.0f')} | {bpb} | {cell(r, 'bases_per_token', '.2f')} |{note}")
+            out.append(
+                f"| {r['input']} | {r['trainer']} | {fmt_s(r)} | {cell(r, 'cpu_s', '.1f')} | {fmt_vs(r)} "
+                f"| {cell(r, 'peak_rss_mb', '.0f')} | {bpb} | {cell(r, 'bases_per_token', '.2f')} |{note}"
+            )
         out += [""]
     enc = [r for r in rows if r["case"] == "encode"]
     if enc:
-        out += ["## Encoding one long sequence", "",
+        out += [
+            "## Encoding one long sequence",
+            "",
+            (
                 "The E. coli tokenizer above (1 000-bp chunks) encoding one sequence (E. coli repeated and cut to "
-                "length) with `encode_to_numpy`; checked to decode back exactly.", "",
-                "| bases | wall (s) | Mbp/s | bases/token |", "|--:|--:|--:|--:|"]
+                "length) with `encode_to_numpy`; checked to decode back exactly."
+            ),
+            "",
+            "| bases | wall (s) | Mbp/s | bases/token |",
+            "|--:|--:|--:|--:|",
+        ]
         for r in enc:
             mbps = f"{r['mbp'] / r['seconds']:.1f}" if "seconds" in r else "—"
             out.append(f"| {r['mbp'] * 1e6:,.0f} | {fmt_s(r)} | {mbps} | {cell(r, 'bases_per_token', '.2f')} |")
@@ -431,28 +549,54 @@ def target_rows(s: dict) -> list[tuple[str, str, str]]:
 
     out = []
     if "ecoli_vs_hf" in s:
-        out.append(("E. coli, 1 000-bp chunks @ 4 096: ≥ 10× faster than HF tokenizers",
-                    f"{s['ecoli_vs_hf']:.1f}×", mark(s["ecoli_vs_hf"] >= 10)))
+        out.append(
+            (
+                "E. coli, 1 000-bp chunks @ 4 096: ≥ 10× faster than HF tokenizers",
+                f"{s['ecoli_vs_hf']:.1f}×",
+                mark(s["ecoli_vs_hf"] >= 10),
+            )
+        )
     if "ecoli_vs_sentencepiece" in s:
-        out.append(("… ≥ 3× faster than SentencePiece", f"{s['ecoli_vs_sentencepiece']:.1f}×",
-                    mark(s["ecoli_vs_sentencepiece"] >= 3)))
+        out.append(
+            (
+                "… ≥ 3× faster than SentencePiece",
+                f"{s['ecoli_vs_sentencepiece']:.1f}×",
+                mark(s["ecoli_vs_sentencepiece"] >= 3),
+            )
+        )
     if "whole_vs_chunked" in s:
-        out.append(("whole chromosome (unchunked) trains in linear time: about the chunked time",
-                    f"{s['whole_vs_chunked']:.2f}× the chunked time", mark(s["whole_vs_chunked"] <= 2)))
+        out.append(
+            (
+                "whole chromosome (unchunked) trains in linear time: about the chunked time",
+                f"{s['whole_vs_chunked']:.2f}× the chunked time",
+                mark(s["whole_vs_chunked"] <= 2),
+            )
+        )
     for name in ("chunked", "unchunked"):
         if f"scaling_{name}" in s:
-            steps = ", ".join(f"{st['from']}→{st['to']} Mbp: {st['time_ratio']:.2f}× time for {st['size_ratio']:.1f}×"
-                              for st in s[f"scaling_{name}"])
+            steps = ", ".join(
+                f"{st['from']}→{st['to']} Mbp: {st['time_ratio']:.2f}× time for {st['size_ratio']:.1f}×"
+                for st in s[f"scaling_{name}"]
+            )
             out.append((f"linear scaling to 100 Mbp ({name})", steps, mark(s[f"scaling_{name}_linear"])))
     for name in ("chunked", "unchunked"):
         big = s.get(f"scaling_{name}_biggest")
         if big and big.get("bytes_per_base") is not None:
-            out.append((f"peak RSS ≤ 10 bytes per base ({big['mbp']} Mbp, {name}, whole process)",
+            out.append(
+                (
+                    f"peak RSS ≤ 10 bytes per base ({big['mbp']} Mbp, {name}, whole process)",
+                    (
                         f"{big['bytes_per_base']:.1f} B/base (max over sizes "
-                        f"{s[f'scaling_{name}_max_bytes_per_base']:.1f})", mark(big["bytes_per_base"] <= 10)))
+                        f"{s[f'scaling_{name}_max_bytes_per_base']:.1f})"
+                    ),
+                    mark(big["bytes_per_base"] <= 10),
+                )
+            )
     if "encode_steps" in s:
-        steps = ", ".join(f"{st['from']:g}→{st['to']:g} Mbp: {st['time_ratio']:.2f}× time for {st['size_ratio']:.1f}×"
-                          for st in s["encode_steps"])
+        steps = ", ".join(
+            f"{st['from']:g}→{st['to']:g} Mbp: {st['time_ratio']:.2f}× time for {st['size_ratio']:.1f}×"
+            for st in s["encode_steps"]
+        )
         out.append(("a whole chromosome encodes in linear time", steps, mark(s["encode_linear"])))
     return out
 
@@ -476,11 +620,24 @@ def render_chart(rows: list[dict], path: Path) -> None:
                 continue
             v, killed = r.get("seconds", r.get("killed_after_s")), "killed_after_s" in r
             x = j + (i - (len(keys) - 1) / 2) * width
-            a.bar(x, v, width, color=TRAINERS[key].color, hatch="//" if killed else None,
-                  label=TRAINERS[key].name if j == 0 or not any(
-                      rr["key"] == key for rr in eco if rr["input"] == labels[0]) else None)
-            a.text(x, v, (">" if killed else "") + (f"{v:.2g}" if v < 10 else f"{v:.0f}"), ha="center",
-                   va="bottom", fontsize=7)
+            a.bar(
+                x,
+                v,
+                width,
+                color=TRAINERS[key].color,
+                hatch="//" if killed else None,
+                label=TRAINERS[key].name
+                if j == 0 or not any(rr["key"] == key for rr in eco if rr["input"] == labels[0])
+                else None,
+            )
+            a.text(
+                x,
+                v,
+                (">" if killed else "") + (f"{v:.2g}" if v < 10 else f"{v:.0f}"),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
     a.set_xticks(range(len(labels)), labels, fontsize=8)
     a.set_yscale("log")
     a.set_ylabel("training time (s, log)")
@@ -489,9 +646,14 @@ def render_chart(rows: list[dict], path: Path) -> None:
     unique = dict(zip(names, handles))
     a.legend(unique.values(), unique.keys(), fontsize=7, frameon=False)
     for chunked, style in ((True, "o-"), (False, "s--")):
-        pts = sorted((r["mbp"], r["seconds"], r.get("bytes_per_base")) for r in rows
-                     if r["case"] == "scaling" and r["key"] == "bytepair-fasta" and "seconds" in r
-                     and bool(r["chunk"]) == chunked)
+        pts = sorted(
+            (r["mbp"], r["seconds"], r.get("bytes_per_base"))
+            for r in rows
+            if r["case"] == "scaling"
+            and r["key"] == "bytepair-fasta"
+            and "seconds" in r
+            and bool(r["chunk"]) == chunked
+        )
         if pts:
             name = "1 000-bp chunks" if chunked else "unchunked"
             b.plot([p[0] for p in pts], [p[1] for p in pts], style, color="tab:blue", label=name)
@@ -502,8 +664,13 @@ def render_chart(rows: list[dict], path: Path) -> None:
         if r["case"] == "scaling" and r["key"] in ("hf", "sentencepiece") and "seconds" in r:
             b.plot([r["mbp"]], [r["seconds"]], "^", color=TRAINERS[r["key"]].color, label=TRAINERS[r["key"]].name)
             if r.get("bytes_per_base"):
-                c.plot([r["mbp"]], [r["bytes_per_base"]], "^", color=TRAINERS[r["key"]].color,
-                       label=TRAINERS[r["key"]].name)
+                c.plot(
+                    [r["mbp"]],
+                    [r["bytes_per_base"]],
+                    "^",
+                    color=TRAINERS[r["key"]].color,
+                    label=TRAINERS[r["key"]].name,
+                )
     b.set_xlabel("synthetic genome (Mbp)")
     b.set_ylabel("training time (s)")
     b.set_title("bytepair scaling (dotted: linear)", fontsize=10)
@@ -529,10 +696,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="E. coli only")
     parser.add_argument("--case", action="append", choices=CASES, help="run this case (repeatable)")
     parser.add_argument("--only", action="append", help=f"only these trainers ({', '.join(TRAINERS)})")
-    parser.add_argument("--out", type=Path, help="output folder (default: bench/results for a full run, "
-                                                 "bench/.cache/results otherwise)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600; whole "
-                                                                   "chromosome: 120)")
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default: bench/results for a full run, bench/.cache/results otherwise)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600, help="seconds per run (default 600; whole chromosome: 120)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

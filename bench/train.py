@@ -34,6 +34,7 @@ import argparse
 import datetime
 import gzip
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -45,9 +46,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import (CACHE, GUTENBERG_GZ, RESULTS, SHARED, fmt_x, installed, machine_info, peak_rss_mb, run_child,
-                    versions, write_atomically, write_results)
-
+from common import (
+    CACHE,
+    GUTENBERG_GZ,
+    RESULTS,
+    SHARED,
+    fmt_x,
+    installed,
+    machine_info,
+    peak_rss_mb,
+    run_child,
+    versions,
+    write_atomically,
+    write_results,
+)
 
 # GPT-2's pre-tokenization regex (the same as bytepair's pattern="gpt2"), given to the peers that take one.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -87,13 +99,21 @@ def text_lines(files: list[str]):
             yield from fh
 
 
-def run_bytepair(files: list[str], vocab_size: int, threads: int, *, pattern: str | None = "gpt2",
-                 tie_break: str = "first_seen", errors: str = "replace") -> dict:
+def run_bytepair(
+    files: list[str],
+    vocab_size: int,
+    threads: int,
+    *,
+    pattern: str | None = "gpt2",
+    tie_break: str = "first_seen",
+    errors: str = "replace",
+) -> dict:
     import bytepair
 
     corpus = files[0] if len(files) == 1 else files
-    tok = bytepair.train(corpus, vocab_size, pattern=pattern, tie_break=tie_break, threads=threads,
-                         progress=False, errors=errors)
+    tok = bytepair.train(
+        corpus, vocab_size, pattern=pattern, tie_break=tie_break, threads=threads, progress=False, errors=errors
+    )
     pairs = [tuple(m) for m in tok.merges]
     return {"merges": len(pairs), "pairs": pairs, "tokens": [from_gpt2_form(a + b) for a, b in pairs]}
 
@@ -146,8 +166,11 @@ def sentencepiece_result(model: bytes) -> dict:
     sp = spm.SentencePieceProcessor(model_proto=model)
     n = sp.get_piece_size()
     # pieces made by merging: neither <unk>/<s>/</s> nor byte pieces nor single characters
-    merged = [i for i in range(n) if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i))
-              and len(sp.id_to_piece(i)) > 1]
+    merged = [
+        i
+        for i in range(n)
+        if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i)) and len(sp.id_to_piece(i)) > 1
+    ]
     return {"merges": len(merged), "vocab": n}
 
 
@@ -188,20 +211,41 @@ TRAINERS = {
     t.key: t
     for t in [
         Trainer("bytepair", "bytepair", run_bytepair, "bytepair", color="tab:blue"),
-        Trainer("bytepair-hf", "bytepair (hf ties)", lambda f, v, t, **kw: run_bytepair(f, v, t, tie_break="hf", **kw),
-                "bytepair", color="cornflowerblue"),
-        Trainer("bytepair-gz", "bytepair (.gz)", lambda f, v, t, **kw: run_bytepair(f, v, t, errors="strict", **kw),
-                "bytepair", color="lightsteelblue"),
+        Trainer(
+            "bytepair-hf",
+            "bytepair (hf ties)",
+            lambda f, v, t, **kw: run_bytepair(f, v, t, tie_break="hf", **kw),
+            "bytepair",
+            color="cornflowerblue",
+        ),
+        Trainer(
+            "bytepair-gz",
+            "bytepair (.gz)",
+            lambda f, v, t, **kw: run_bytepair(f, v, t, errors="strict", **kw),
+            "bytepair",
+            color="lightsteelblue",
+        ),
         Trainer("hf", "HF tokenizers", run_hf, "tokenizers", lambda r: hf_result(r["model"]), "tab:orange"),
-        Trainer("sentencepiece", "SentencePiece", run_sentencepiece, "sentencepiece",
-                lambda r: sentencepiece_result(r["model"]), "tab:green"),
-        Trainer("rustbpe", "rustbpe", run_rustbpe, "rustbpe",
-                lambda r: ranks_result(r["model"].get_mergeable_ranks()), "tab:red"),
+        Trainer(
+            "sentencepiece",
+            "SentencePiece",
+            run_sentencepiece,
+            "sentencepiece",
+            lambda r: sentencepiece_result(r["model"]),
+            "tab:green",
+        ),
+        Trainer(
+            "rustbpe",
+            "rustbpe",
+            run_rustbpe,
+            "rustbpe",
+            lambda r: ranks_result(r["model"].get_mergeable_ranks()),
+            "tab:red",
+        ),
         Trainer("bpeasy", "bpeasy", run_bpeasy, "bpeasy", lambda r: ranks_result(r["model"].items()), "tab:purple"),
     ]
 }
 PEERS = ["hf", "sentencepiece", "rustbpe", "bpeasy"]
-
 
 
 def digest(obj) -> str:
@@ -229,7 +273,6 @@ def child(spec: dict) -> None:
 
 
 # -- inputs (prepared in the parent, cached outside git) ---------------------------------------------------
-
 
 
 def gutenberg_txt() -> Path:
@@ -323,28 +366,64 @@ def plan(cases: list[str], only: list[str] | None, dna_timeout: float) -> list[R
 
     for case in cases:
         if case == "tinyshakespeare":
-            runs.append(Run(case, "tinyshakespeare", lambda: [tinyshakespeare()], 8192, 2,
-                            pick(ALL_BYTE_LEVEL, ALL_BYTE_LEVEL)))
+            runs.append(
+                Run(case, "tinyshakespeare", lambda: [tinyshakespeare()], 8192, 2, pick(ALL_BYTE_LEVEL, ALL_BYTE_LEVEL))
+            )
         elif case == "stdlib":
-            runs.append(Run(case, f"Python {platform.python_version()} stdlib (.py files)", lambda: [stdlib_txt()],
-                            8192, 2, pick(ALL_BYTE_LEVEL, ALL_BYTE_LEVEL)))
+            runs.append(
+                Run(
+                    case,
+                    f"Python {platform.python_version()} stdlib (.py files)",
+                    lambda: [stdlib_txt()],
+                    8192,
+                    2,
+                    pick(ALL_BYTE_LEVEL, ALL_BYTE_LEVEL),
+                )
+            )
         elif case in ("gutenberg", "gutenberg-1t", "gutenberg-2t"):
             if case != "gutenberg-2t":
                 one = ["bytepair", "hf", "sentencepiece", "rustbpe", "bpeasy"]
-                runs.append(Run("gutenberg", "Gutenberg (en)", lambda: [gutenberg_txt()], 32000, 1,
-                                pick(one, ALL_BYTE_LEVEL)))
+                runs.append(
+                    Run("gutenberg", "Gutenberg (en)", lambda: [gutenberg_txt()], 32000, 1, pick(one, ALL_BYTE_LEVEL))
+                )
             if case != "gutenberg-1t":
                 two = ["bytepair", "bytepair-hf", "hf", "sentencepiece", "rustbpe", "bpeasy", "bytepair-gz"]
-                runs.append(Run("gutenberg", "Gutenberg (en)", lambda: [gutenberg_txt()], 32000, 2,
-                                pick(two, two), gz_file=GUTENBERG_GZ))
+                runs.append(
+                    Run(
+                        "gutenberg",
+                        "Gutenberg (en)",
+                        lambda: [gutenberg_txt()],
+                        32000,
+                        2,
+                        pick(two, two),
+                        gz_file=GUTENBERG_GZ,
+                    )
+                )
         elif case == "scaling":
             for fraction in (0.1, 0.5, 1, 5):
-                runs.append(Run("scaling", f"Gutenberg ×{fraction:g}", lambda f=fraction: [gutenberg_slice(f)], 32000,
-                                2, pick(["bytepair"], ALL_BYTE_LEVEL)))
+                runs.append(
+                    Run(
+                        "scaling",
+                        f"Gutenberg ×{fraction:g}",
+                        lambda f=fraction: [gutenberg_slice(f)],
+                        32000,
+                        2,
+                        pick(["bytepair"], ALL_BYTE_LEVEL),
+                    )
+                )
         elif case == "dna":
-            runs.append(Run("dna", "random A/C/G/T, one word", lambda: [dna_txt()], 4096, 2,
-                            pick(["bytepair", "hf", "sentencepiece", "rustbpe", "bpeasy"], ALL_BYTE_LEVEL),
-                            pattern=None, timeout=dna_timeout))
+            runs.append(
+                Run(
+                    "dna",
+                    "random A/C/G/T, one word",
+                    lambda: [dna_txt()],
+                    4096,
+                    2,
+                    pick(["bytepair", "hf", "sentencepiece", "rustbpe", "bpeasy"], ALL_BYTE_LEVEL),
+                    pattern=None,
+                    timeout=dna_timeout,
+                )
+            )
         else:
             raise SystemExit(f"unknown case {case!r}: use one of {', '.join(CASE_NAMES)}")
     return runs
@@ -358,14 +437,23 @@ FULL = ["tinyshakespeare", "stdlib", "gutenberg", "scaling", "dna"]
 # -- the parent -------------------------------------------------------------------------------------------
 
 
-
-def measure(trainer: str, files: list[str], vocab_size: int, threads: int, pattern: str | None,
-            timeout: float, log_dir: Path) -> dict:
+def measure(
+    trainer: str, files: list[str], vocab_size: int, threads: int, pattern: str | None, timeout: float, log_dir: Path
+) -> dict:
     """Runs one trainer in a child process; its time, peak RSS and CPU time, or why it has none."""
-    spec = {"trainer": trainer, "files": [str(f) for f in files], "vocab_size": vocab_size, "threads": threads,
-            "pattern": pattern}
-    env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               TOKENIZERS_PARALLELISM="true" if threads > 1 else "false")
+    spec = {
+        "trainer": trainer,
+        "files": [str(f) for f in files],
+        "vocab_size": vocab_size,
+        "threads": threads,
+        "pattern": pattern,
+    }
+    env = dict(
+        os.environ,
+        RAYON_NUM_THREADS=str(threads),
+        OMP_NUM_THREADS=str(threads),
+        TOKENIZERS_PARALLELISM="true" if threads > 1 else "false",
+    )
     result = run_child(__file__, spec, env, timeout, log_dir)
     if "killed_after_s" not in result and "error" not in result:
         result.setdefault("peak_rss_mb", result["wait4_maxrss_mb"])  # no /proc: the upper bound
@@ -386,15 +474,26 @@ def execute(run: Run, timeout: float, log_dir: Path) -> None:
     warm(files + ([run.gz_file] if run.gz_file and "bytepair-gz" in run.trainers else []))
     for key in run.trainers:
         trainer = TRAINERS[key]
-        row = {"case": run.case, "input": run.label, "size_mb": size / 1e6, "vocab_size": run.vocab_size,
-               "threads": run.threads, "trainer": trainer.name, "key": key}
+        row = {
+            "case": run.case,
+            "input": run.label,
+            "size_mb": size / 1e6,
+            "vocab_size": run.vocab_size,
+            "threads": run.threads,
+            "trainer": trainer.name,
+            "key": key,
+        }
         if not installed(trainer.module):
             row["error"] = "not installed"
         else:
             inputs = [run.gz_file] if key == "bytepair-gz" else files
             limit = run.timeout or timeout
-            print(f"{run.label} ({size / 1e6:.1f} MB) @ {run.vocab_size}, {run.threads} thread(s): {trainer.name} …",
-                  file=sys.stderr, end=" ", flush=True)
+            print(
+                f"{run.label} ({size / 1e6:.1f} MB) @ {run.vocab_size}, {run.threads} thread(s): {trainer.name} …",
+                file=sys.stderr,
+                end=" ",
+                flush=True,
+            )
             row.update(measure(key, inputs, run.vocab_size, run.threads, run.pattern, limit, log_dir))
             print(status_text(row), file=sys.stderr, flush=True)
         run.rows.append(row)
@@ -425,12 +524,12 @@ def compare(rows: list[dict]) -> None:
         if r["key"] == "bytepair-hf" and hf and "pairs_digest" in r:
             r["same_merges_as_hf"] = r["pairs_digest"] == hf["pairs_digest"]
         if "tokens_digest" in r:
-            r["same_tokens_as"] = [o["trainer"] for o in rows
-                                   if o is not r and o.get("tokens_digest") == r["tokens_digest"]]
+            r["same_tokens_as"] = [
+                o["trainer"] for o in rows if o is not r and o.get("tokens_digest") == r["tokens_digest"]
+            ]
     for r in rows:
         if r["key"] == "bytepair-gz" and base and "pairs_digest" in r:
             r["same_as_plain_file"] = r["pairs_digest"] == base["pairs_digest"]
-
 
 
 def main() -> None:
@@ -438,8 +537,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help=f"small cases only ({', '.join(QUICK)})")
     parser.add_argument("--case", action="append", choices=CASE_NAMES, help="run this case (repeatable)")
     parser.add_argument("--only", action="append", help=f"only these trainers ({', '.join(TRAINERS)})")
-    parser.add_argument("--out", type=Path, help="output folder (default: bench/results for a full run, "
-                                                 "bench/.cache/results for a partial one)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output folder (default: bench/results for a full run, bench/.cache/results for a partial one)",
+    )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per trainer run (default 1800)")
     parser.add_argument("--dna-timeout", type=float, default=120, help="seconds per trainer on the DNA case")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -493,11 +595,20 @@ def summary(rows: list[dict]) -> dict:
         fastest = min(peers, key=lambda r: r["seconds"])
         out["gutenberg_2t_fastest_peer"] = fastest["trainer"]
         out["gutenberg_2t_vs_fastest_peer"] = fastest["seconds"] / bp["seconds"]
-    scaling = sorted((r for r in rows if r["case"] == "scaling" and r["key"] == "bytepair" and "seconds" in r),
-                     key=lambda r: r["size_mb"])
+    scaling = sorted(
+        (r for r in rows if r["case"] == "scaling" and r["key"] == "bytepair" and "seconds" in r),
+        key=lambda r: r["size_mb"],
+    )
     if len(scaling) >= 2:
-        steps = [{"from_mb": a["size_mb"], "to_mb": b["size_mb"], "size_ratio": b["size_mb"] / a["size_mb"],
-                  "time_ratio": b["seconds"] / a["seconds"]} for a, b in zip(scaling, scaling[1:])]
+        steps = [
+            {
+                "from_mb": a["size_mb"],
+                "to_mb": b["size_mb"],
+                "size_ratio": b["size_mb"] / a["size_mb"],
+                "time_ratio": b["seconds"] / a["seconds"],
+            }
+            for a, b in itertools.pairwise(scaling)
+        ]
         out["scaling_steps"] = steps
         # linear (or better): no step costs more than 25% over proportional time
         out["scaling_linear"] = all(s["time_ratio"] <= 1.25 * s["size_ratio"] for s in steps)
@@ -513,7 +624,6 @@ def fmt_s(r: dict) -> str:
     if "killed_after_s" in r:
         return f"> {r['killed_after_s']:g} s (killed)"
     return "—" if "error" not in r else "error"
-
 
 
 def fmt_vs(r: dict) -> str:
@@ -548,8 +658,10 @@ def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
     peers = ", ".join(f"{k} {v[k]}" for k in ["tokenizers", "sentencepiece", "rustbpe", "bpeasy"] if v.get(k))
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    return (f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
-            f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._")
+    return (
+        f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
+        f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._"
+    )
 
 
 FOOTNOTES = f"""\
@@ -588,15 +700,21 @@ compares the merge pairs themselves.
 
 def render_markdown(report: dict) -> str:
     rows, s, cap = report["rows"], report["summary"], caption(report)
-    out = ["# BPE training benchmark", "",
-           f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}", ""]
+    out = [
+        "# BPE training benchmark",
+        "",
+        f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}",
+        "",
+    ]
 
     if "gutenberg_2t_vs_hf" in s or "gutenberg_2t_vs_fastest_peer" in s:
         parts = []
         if "gutenberg_2t_vs_hf" in s:
             parts.append(f"bytepair vs HF: {s['gutenberg_2t_vs_hf']:.1f}×")
         if "gutenberg_2t_vs_fastest_peer" in s:
-            parts.append(f"vs fastest peer ({s['gutenberg_2t_fastest_peer']}): {s['gutenberg_2t_vs_fastest_peer']:.1f}×")
+            parts.append(
+                f"vs fastest peer ({s['gutenberg_2t_fastest_peer']}): {s['gutenberg_2t_vs_fastest_peer']:.1f}×"
+            )
         if "gutenberg_2t_rss_vs_hf" in s:
             parts.append(f"RSS bytepair/HF: {s['gutenberg_2t_rss_vs_hf']:.2f}")
         out += [f"**Gutenberg 110 MB @ 32 000, 2 threads — {', '.join(parts)}**", ""]
@@ -609,10 +727,15 @@ def render_markdown(report: dict) -> str:
 
     main_rows = [r for r in rows if r["case"] in ("tinyshakespeare", "stdlib", "gutenberg")]
     if main_rows:
-        out += ["## Comparison", "",
+        out += [
+            "## Comparison",
+            "",
+            (
                 "| input | vocab | threads | trainer | wall (s) | CPU (s) | × bytepair's time | peak RSS (MB) "
-                "| RSS ÷ bytepair's | merges |",
-                "|---|---|---|---|--:|--:|--:|--:|--:|---|"]
+                "| RSS ÷ bytepair's | merges |"
+            ),
+            "|---|---|---|---|--:|--:|--:|--:|--:|---|",
+        ]
         for r in main_rows:
             out.append(
                 f"| {r['input']}, {r['size_mb']:.1f} MB | {r['vocab_size']} | {r['threads']} | {r['trainer']} "
@@ -623,11 +746,17 @@ def render_markdown(report: dict) -> str:
 
     scaling = [r for r in rows if r["case"] == "scaling"]
     if scaling:
-        out += ["## Scaling with corpus size (Gutenberg @ 32 000, 2 threads)", "",
+        out += [
+            "## Scaling with corpus size (Gutenberg @ 32 000, 2 threads)",
+            "",
+            (
                 "Slices cut at line boundaries: first 10 %, first half, all, 5 copies concatenated. "
-                "Time should grow at most linearly: each step's time ratio ≤ its size ratio (+25 %).", "",
-                "| trainer | input | MB | wall (s) | MB/s | peak RSS (MB) | time ratio to previous (size ratio) |",
-                "|---|---|--:|--:|--:|--:|---|"]
+                "Time should grow at most linearly: each step's time ratio ≤ its size ratio (+25 %)."
+            ),
+            "",
+            "| trainer | input | MB | wall (s) | MB/s | peak RSS (MB) | time ratio to previous (size ratio) |",
+            "|---|---|--:|--:|--:|--:|---|",
+        ]
         prev: dict[str, dict] = {}
         for r in scaling:
             step = "—"
@@ -635,23 +764,32 @@ def render_markdown(report: dict) -> str:
             if p and "seconds" in r and "seconds" in p:
                 step = f"{r['seconds'] / p['seconds']:.2f} ({r['size_mb'] / p['size_mb']:.1f})"
             mbs = f"{r['size_mb'] / r['seconds']:.1f}" if "seconds" in r else "—"
-            out.append(f"| {r['trainer']} | {r['input']} | {r['size_mb']:.0f} | {fmt_s(r)} | {mbs} | {rss(r)} "
-                       f"| {step} |" + ("" if "error" not in r else f" error: {r['error']}"))
+            out.append(
+                f"| {r['trainer']} | {r['input']} | {r['size_mb']:.0f} | {fmt_s(r)} | {mbs} | {rss(r)} "
+                f"| {step} |" + ("" if "error" not in r else f" error: {r['error']}")
+            )
             prev[r["key"]] = r
         out += ["", cap, ""]
 
     dna = [r for r in rows if r["case"] == "dna"]
     if dna:
         r0 = dna[0]
-        out += [f"## Worst case: {r0['size_mb']:.0f} MB single word of random A/C/G/T (seed {DNA_SEED}) "
-                f"@ {r0['vocab_size']}, {r0['threads']} threads", "",
+        out += [
+            (
+                f"## Worst case: {r0['size_mb']:.0f} MB single word of random A/C/G/T (seed {DNA_SEED}) "
+                f"@ {r0['vocab_size']}, {r0['threads']} threads"
+            ),
+            "",
+            (
                 "bytepair with `pattern=None`; the peers with their configuration above (GPT-2 regex: the input is "
-                "one word all the same). Each trainer is killed at the time limit.", "",
-                "| trainer | wall (s) | CPU (s) | × bytepair's time | peak RSS (MB) | merges |",
-                "|---|--:|--:|--:|--:|---|"]
+                "one word all the same). Each trainer is killed at the time limit."
+            ),
+            "",
+            "| trainer | wall (s) | CPU (s) | × bytepair's time | peak RSS (MB) | merges |",
+            "|---|--:|--:|--:|--:|---|",
+        ]
         for r in dna:
-            out.append(f"| {r['trainer']} | {fmt_s(r)} | {cpu(r)} | {fmt_vs(r)} | {rss(r)} "
-                       f"| {merges_note(r)} |")
+            out.append(f"| {r['trainer']} | {fmt_s(r)} | {cpu(r)} | {fmt_vs(r)} | {rss(r)} | {merges_note(r)} |")
         out += ["", cap, ""]
 
     out += ["## Notes", "", FOOTNOTES]
@@ -672,29 +810,43 @@ def target_rows(s: dict, rows: list[dict]) -> list[tuple[str, str, str]]:
 
     out = []
     if "gutenberg_2t_vs_hf" in s:
-        out.append(("Gutenberg 110 MB @ 32k, 2 threads: ≥ 10× faster than HF tokenizers",
-                    f"{s['gutenberg_2t_vs_hf']:.1f}×", mark(s["gutenberg_2t_vs_hf"] >= 10)))
+        out.append(
+            (
+                "Gutenberg 110 MB @ 32k, 2 threads: ≥ 10× faster than HF tokenizers",
+                f"{s['gutenberg_2t_vs_hf']:.1f}×",
+                mark(s["gutenberg_2t_vs_hf"] >= 10),
+            )
+        )
     if "gutenberg_2t_vs_fastest_peer" in s:
-        out.append(("… ≥ 3× faster than the fastest peer",
-                    f"{s['gutenberg_2t_vs_fastest_peer']:.1f}× ({s['gutenberg_2t_fastest_peer']})",
-                    mark(s["gutenberg_2t_vs_fastest_peer"] >= 3)))
+        out.append(
+            (
+                "… ≥ 3× faster than the fastest peer",
+                f"{s['gutenberg_2t_vs_fastest_peer']:.1f}× ({s['gutenberg_2t_fastest_peer']})",
+                mark(s["gutenberg_2t_vs_fastest_peer"] >= 3),
+            )
+        )
     if "gutenberg_2t_rss_vs_hf" in s:
-        out.append(("… peak RSS ≤ HF's", f"{s['gutenberg_2t_rss_vs_hf']:.2f} of HF's",
-                    mark(s["gutenberg_2t_rss_vs_hf"] <= 1)))
+        out.append(
+            ("… peak RSS ≤ HF's", f"{s['gutenberg_2t_rss_vs_hf']:.2f} of HF's", mark(s["gutenberg_2t_rss_vs_hf"] <= 1))
+        )
     checked = [r for r in rows if r["key"] == "bytepair-hf" and "same_merges_as_hf" in r]
     if checked:
         same = sum(r["same_merges_as_hf"] for r in checked)
-        out.append(('bytepair tie_break="hf" gives HF\'s merges', f"{same} of {len(checked)} runs",
-                    mark(same == len(checked))))
+        out.append(
+            ('bytepair tie_break="hf" gives HF\'s merges', f"{same} of {len(checked)} runs", mark(same == len(checked)))
+        )
     if "scaling_steps" in s:
-        steps = ", ".join(f"{st['from_mb']:.0f}→{st['to_mb']:.0f} MB: {st['time_ratio']:.2f}× time for "
-                          f"{st['size_ratio']:.1f}× size" for st in s["scaling_steps"])
+        steps = ", ".join(
+            f"{st['from_mb']:.0f}→{st['to_mb']:.0f} MB: {st['time_ratio']:.2f}× time for {st['size_ratio']:.1f}× size"
+            for st in s["scaling_steps"]
+        )
         out.append(("time grows linearly with corpus size", steps, mark(s["scaling_linear"])))
     if "dna_seconds" in s:
         dna = next(r for r in rows if r["case"] == "dna" and r["key"] == "bytepair")
         ok = s["dna_seconds"] is not None and s["dna_seconds"] < 30
-        out.append(("10 MB single word trains to 4 096 in < 30 s", fmt_s(dna) + (" s" if "seconds" in dna else ""),
-                    mark(ok)))
+        out.append(
+            ("10 MB single word trains to 4 096 in < 30 s", fmt_s(dna) + (" s" if "seconds" in dna else ""), mark(ok))
+        )
     return out
 
 
@@ -724,32 +876,56 @@ def render_chart(rows: list[dict], path: Path) -> None:
     for i, key in enumerate(keys):
         trainer = TRAINERS[key]
         for j, g in enumerate(groups):
-            r = next((r for r in rows if (r["case"], r["input"], r["size_mb"], r["vocab_size"], r["threads"]) == g
-                      and r["key"] == key), None)
+            r = next(
+                (
+                    r
+                    for r in rows
+                    if (r["case"], r["input"], r["size_mb"], r["vocab_size"], r["threads"]) == g and r["key"] == key
+                ),
+                None,
+            )
             if r is None or ("seconds" not in r and "killed_after_s" not in r):
                 continue
             x = j + (i - (len(keys) - 1) / 2) * width
             value = r.get("seconds", r.get("killed_after_s"))
             killed = "killed_after_s" in r
-            ax.bar(x, value, width, color=trainer.color, hatch="//" if killed else None,
-                   edgecolor="white" if killed else None, label=None if key in labelled else trainer.name)
+            ax.bar(
+                x,
+                value,
+                width,
+                color=trainer.color,
+                hatch="//" if killed else None,
+                edgecolor="white" if killed else None,
+                label=None if key in labelled else trainer.name,
+            )
             labelled.add(key)
-            ax.text(x, value, (">" if killed else "") + (f"{value:.2g}" if value < 10 else f"{value:.0f}"),
-                    ha="center", va="bottom", fontsize=6, rotation=90)
+            ax.text(
+                x,
+                value,
+                (">" if killed else "") + (f"{value:.2g}" if value < 10 else f"{value:.0f}"),
+                ha="center",
+                va="bottom",
+                fontsize=6,
+                rotation=90,
+            )
     ax.set_yscale("log")
     if ax.get_ylim()[1] > 0:
         ax.set_ylim(top=ax.get_ylim()[1] * 3)  # room for the labels above the bars
     ax.set_ylabel("wall time (s, log scale) — lower is better")
-    ax.set_xticks(range(len(groups)), [f"{g[1]}\n{g[2]:.1f} MB @ {g[3]}\n{g[4]} thread{'s' if g[4] > 1 else ''}"
-                                       for g in groups], fontsize=7)
+    ax.set_xticks(
+        range(len(groups)),
+        [f"{g[1]}\n{g[2]:.1f} MB @ {g[3]}\n{g[4]} thread{'s' if g[4] > 1 else ''}" for g in groups],
+        fontsize=7,
+    )
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4, frameon=False)
     ax.set_title("BPE training time (hatched: killed at the time limit)", fontsize=10)
     if scaling:
         ax2 = fig.add_axes([0.75, 0.28, 0.23, 0.64])
         for key in dict.fromkeys(r["key"] for r in scaling):
             pts = sorted((r["size_mb"], r["seconds"]) for r in scaling if r["key"] == key)
-            ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=TRAINERS[key].color,
-                     label=TRAINERS[key].name)
+            ax2.plot(
+                [p[0] for p in pts], [p[1] for p in pts], "o-", color=TRAINERS[key].color, label=TRAINERS[key].name
+            )
             if len(pts) >= 2:  # what linear growth from the point nearest 110 MB would give
                 ref = min(pts, key=lambda p: abs(p[0] - 110))
                 xs = [0, pts[-1][0]]

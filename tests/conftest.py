@@ -16,9 +16,10 @@ def shared_data_dir() -> Path:
 
 
 def shared_required() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes") or os.environ.get(
-        "BYTEPAIR_REQUIRE_SHARED_DATA"
-    ) == "1"
+    return (
+        os.environ.get("CI", "").lower() in ("1", "true", "yes")
+        or os.environ.get("BYTEPAIR_REQUIRE_SHARED_DATA") == "1"
+    )
 
 
 @pytest.fixture(scope="session")

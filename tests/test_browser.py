@@ -6,6 +6,7 @@ Skipped on a machine without Chromium, its driver or selenium; required under CI
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from pathlib import Path
@@ -16,8 +17,10 @@ import bytepair
 from bytepair import cli, viewer
 from conftest import shared_required
 
-TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\n"
-        "naïve café 🎉🎉 日本語 <|endoftext|> the end, the end.\n\tx = 12345;\n")
+TEXT = (
+    "First Citizen:\nBefore we proceed any further, hear me speak.\n\n"
+    "naïve café 🎉🎉 日本語 <|endoftext|> the end, the end.\n\tx = 12345;\n"
+)
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 DRIVERS = ("chromedriver", "/usr/lib/chromium/chromedriver", "/usr/bin/chromedriver")
 
@@ -48,8 +51,14 @@ def browser():
         pytest.skip(problem)
     options = webdriver.ChromeOptions()
     options.binary_location = chromium  # type: ignore[assignment]
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900",
-                "--hide-scrollbars"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1200,900",
+        "--hide-scrollbars",
+    ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     driver.set_page_load_timeout(60)
@@ -62,8 +71,12 @@ def page(tmp_path_factory) -> tuple[Path, bytepair.Tokenizer]:
     folder = tmp_path_factory.mktemp("viz")
     corpus = folder / "corpus.txt"
     corpus.write_text(TEXT.replace("🎉", "") * 20, encoding="utf-8")  # the emoji stays several byte tokens
-    assert cli.main(["train", str(corpus), "--vocab-size", "320", "--special-token", "<|endoftext|>", "-o",
-                     str(folder / "tok")]) == 0
+    assert (
+        cli.main(
+            ["train", str(corpus), "--vocab-size", "320", "--special-token", "<|endoftext|>", "-o", str(folder / "tok")]
+        )
+        == 0
+    )
     (folder / "text.txt").write_text(TEXT, encoding="utf-8")
     out = folder / "tokens.html"
     assert cli.main(["viz", str(folder / "tok"), str(folder / "text.txt"), "--html", str(out)]) == 0
@@ -81,8 +94,7 @@ def test_token_spans_in_the_browser(browser, page, tmp_path):
     segs = [s for s in viewer.segments(tok, TEXT) if s.ids]
     assert len(spans) == len(segs)
     # The ids on the page are the tokenizer's, in order; the rendered text (marks left out) is the text.
-    ids = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#text .t')).map(e => e.dataset.ids)")
+    ids = browser.execute_script("return Array.from(document.querySelectorAll('#text .t')).map(e => e.dataset.ids)")
     assert [int(i) for group in ids for i in group.split()] == tok.encode(TEXT, allowed_special="all")
     rendered = browser.execute_script("""
         const copy = document.getElementById('text').cloneNode(true);
@@ -91,8 +103,9 @@ def test_token_spans_in_the_browser(browser, page, tmp_path):
     assert rendered == TEXT
     # Token boundaries are visible: neighbouring tokens have different backgrounds; the special token its own.
     colours = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#text .t')).map(e => getComputedStyle(e).backgroundColor)")
-    assert all(a != b for a, b in zip(colours, colours[1:]))
+        "return Array.from(document.querySelectorAll('#text .t')).map(e => getComputedStyle(e).backgroundColor)"
+    )
+    assert all(a != b for a, b in itertools.pairwise(colours))
     special = browser.find_element(By.CSS_SELECTOR, "#text .t.special")
     assert special.text == "<|endoftext|>"
     assert colours[spans.index(special)] == "rgb(91, 42, 134)"
@@ -110,8 +123,7 @@ def test_token_spans_in_the_browser(browser, page, tmp_path):
     assert browser.find_element(By.ID, "info").text.startswith("ids ")  # several byte tokens, one character
     # The ids switch writes each token's id after it.
     browser.find_element(By.ID, "show-ids").click()
-    after = browser.execute_script(
-        "return getComputedStyle(document.querySelector('#text .t'), '::after').content")
+    after = browser.execute_script("return getComputedStyle(document.querySelector('#text .t'), '::after').content")
     assert after == f'"{ids[0]}"'
     # A screenshot of the page: the token colours are in it.
     shot = tmp_path / "viewer.png"
@@ -125,5 +137,5 @@ def test_token_spans_in_the_browser(browser, page, tmp_path):
     image = matplotlib.image.imread(shot)
     assert image.shape[0] >= 600 and image.shape[1] >= 1000
     pixels = (image[:, :, :3] * 255).round().reshape(-1, 3).tolist()
-    first_colour = tuple(int(viewer._HTML_BACKGROUNDS[0][i:i + 2], 16) for i in (1, 3, 5))
+    first_colour = tuple(int(viewer._HTML_BACKGROUNDS[0][i : i + 2], 16) for i in (1, 3, 5))
     assert sum(1 for p in pixels if tuple(p) == first_colour) > 200

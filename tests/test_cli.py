@@ -18,8 +18,10 @@ import pytest
 import bytepair
 from bytepair import cli, files, reference
 
-pytestmark = [pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
-              pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning")]  # (\S+ on purpose)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
+    pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning"),
+]  # (\S+ on purpose)
 
 CORPUS = "".join(
     f"The {w} sat on the mat, {i} times. Naïve café — 日本語 🎉 {w}s and {w}ing.\n"
@@ -57,11 +59,17 @@ def run(*argv: str | os.PathLike[str], stdin: bytes = b"") -> Result:
     return Result(code, out, err)
 
 
-def run_script(*argv: str | os.PathLike[str], stdin: bytes = b"", module: bool = False,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_script(
+    *argv: str | os.PathLike[str], stdin: bytes = b"", module: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "bytepair"] if module else [str(SCRIPT)]
-    return subprocess.run(command + [os.fspath(a) for a in argv], input=stdin, capture_output=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        command + [os.fspath(a) for a in argv],
+        input=stdin,
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +119,9 @@ def test_train_writes_three_formats_with_the_same_ids(trained, corpus):
     assert ours == want
     hf = bytepair.Tokenizer.from_hf(trained / files.HF_FILE)
     ranks = load_tiktoken_bpe(str(trained / files.TIKTOKEN_FILE))
-    enc = tiktoken.Encoding("t", pat_str=reference.PATTERNS["gpt2"], mergeable_ranks=ranks,
-                            special_tokens={"<|endoftext|>": 0})
+    enc = tiktoken.Encoding(
+        "t", pat_str=reference.PATTERNS["gpt2"], mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 0}
+    )
     sample = CORPUS[:3000] + " unseen wörds 12345 <|endoftext|>"
     ids = want.encode(sample, allowed_special="all")
     assert hf.encode(sample, allowed_special="all") == ids
@@ -133,22 +142,72 @@ def test_train_summary_reports_the_real_bytes_per_token(corpus, tmp_path):
     assert f"{tokens:,} tokens, {len(CORPUS.encode()) / tokens:.2f} bytes per token" in result.text
 
 
-@pytest.mark.parametrize("flags, options", [
-    (["--mode", "char", "--unk-token", "[UNK]", "--pattern", "whitespace"],
-     dict(mode="char", unk_token="[UNK]", pattern="whitespace")),
-    (["--mode", "char", "--continuing-subword-prefix", "##", "--lowercase", "--limit-alphabet", "30",
-      "--unk-token", "<unk>"],
-     dict(mode="char", continuing_subword_prefix="##", lowercase=True, limit_alphabet=30, unk_token="<unk>")),
-    (["--end-of-word-suffix", "</w>", "--pattern", "none", "--tie-break", "hf", "--max-token-length", "4",
-      "--vocab-size", "560"],
-     dict(end_of_word_suffix="</w>", pattern=None, tie_break="hf", max_token_length=4)),
-    (["--pattern", "o200k", "--initial-alphabet", "corpus", "--min-frequency", "3", "--tie-break", "lexicographic",
-      "--special-token", "<s>", "--special-token", "</s>"],
-     dict(pattern="o200k", initial_alphabet="corpus", min_frequency=3, tie_break="lexicographic",
-          special_tokens=["<s>", "</s>"])),
-    (["--pattern", r"\S+", "--initial-alphabet", "xyz", "--threads", "1"],
-     dict(pattern=r"\S+", initial_alphabet=list("xyz"), threads=1)),
-], ids=["char-unk", "char-prefix-limit", "suffix-none-hf", "o200k-specials", "regex-alphabet"])
+@pytest.mark.parametrize(
+    "flags, options",
+    [
+        (
+            ["--mode", "char", "--unk-token", "[UNK]", "--pattern", "whitespace"],
+            dict(mode="char", unk_token="[UNK]", pattern="whitespace"),
+        ),
+        (
+            [
+                "--mode",
+                "char",
+                "--continuing-subword-prefix",
+                "##",
+                "--lowercase",
+                "--limit-alphabet",
+                "30",
+                "--unk-token",
+                "<unk>",
+            ],
+            dict(mode="char", continuing_subword_prefix="##", lowercase=True, limit_alphabet=30, unk_token="<unk>"),
+        ),
+        (
+            [
+                "--end-of-word-suffix",
+                "</w>",
+                "--pattern",
+                "none",
+                "--tie-break",
+                "hf",
+                "--max-token-length",
+                "4",
+                "--vocab-size",
+                "560",
+            ],
+            dict(end_of_word_suffix="</w>", pattern=None, tie_break="hf", max_token_length=4),
+        ),
+        (
+            [
+                "--pattern",
+                "o200k",
+                "--initial-alphabet",
+                "corpus",
+                "--min-frequency",
+                "3",
+                "--tie-break",
+                "lexicographic",
+                "--special-token",
+                "<s>",
+                "--special-token",
+                "</s>",
+            ],
+            dict(
+                pattern="o200k",
+                initial_alphabet="corpus",
+                min_frequency=3,
+                tie_break="lexicographic",
+                special_tokens=["<s>", "</s>"],
+            ),
+        ),
+        (
+            ["--pattern", r"\S+", "--initial-alphabet", "xyz", "--threads", "1"],
+            dict(pattern=r"\S+", initial_alphabet=list("xyz"), threads=1),
+        ),
+    ],
+    ids=["char-unk", "char-prefix-limit", "suffix-none-hf", "o200k-specials", "regex-alphabet"],
+)
 def test_train_flags_are_the_library_options(corpus, tmp_path, flags, options):
     size = int(flags[flags.index("--vocab-size") + 1]) if "--vocab-size" in flags else 120
     argv = ["train", corpus, "-o", tmp_path] + (["--vocab-size", str(size)] if "--vocab-size" not in flags else [])
@@ -257,8 +316,20 @@ def test_binary_token_file_reads_with_numpy_memmap(trained, docs, tmp_path):
     ids = np.memmap(out, dtype=np.uint16, mode="r")
     assert ids.tolist() == want
     assert np.fromfile(out, dtype="<u2").tolist() == want
-    wide = run("encode", "-t", trained, "--format", "bin", "--dtype", "uint32", "--separator", "none", "-o",
-               tmp_path / "w.bin", docs[0])
+    wide = run(
+        "encode",
+        "-t",
+        trained,
+        "--format",
+        "bin",
+        "--dtype",
+        "uint32",
+        "--separator",
+        "none",
+        "-o",
+        tmp_path / "w.bin",
+        docs[0],
+    )
     assert wide.code == 0
     assert np.memmap(tmp_path / "w.bin", dtype="<u4", mode="r").tolist() == tok.encode(docs[0].read_text())
     # Decoding the binary file gives the documents back: the separator ends each (joined like text and JSON
@@ -296,8 +367,16 @@ def test_encode_gpt2_from_stdin_and_count(shared_data):
     enc = bytepair.get_encoding("cl100k_base", shared_data)
     counted = run("count", "-t", "cl100k_base", "--data", data, shared_data / "text/tinyshakespeare/input.txt")
     assert counted.text == f"{len(enc.encode(text))}\n"
-    both = run("count", "-t", "cl100k_base", "--data", data, shared_data / "text/tinyshakespeare/input.txt", "-",
-               stdin=b"two tokens")
+    both = run(
+        "count",
+        "-t",
+        "cl100k_base",
+        "--data",
+        data,
+        shared_data / "text/tinyshakespeare/input.txt",
+        "-",
+        stdin=b"two tokens",
+    )
     assert both.text.splitlines()[-2:] == ["2\tstandard input", f"{len(enc.encode(text)) + 2}\ttotal"]
 
 
@@ -343,7 +422,7 @@ def test_large_input_streams_in_constant_memory(tmp_path, trained):
 
     ids = np.memmap(tmp_path / "big.bin", dtype="<u2", mode="r")
     assert ids[: len(per_block)].tolist() == per_block and ids[-1] == 0
-    assert ids[-1 - len(per_block):-1].tolist() == per_block
+    assert ids[-1 - len(per_block) : -1].tolist() == per_block
     assert peak_mb < 250, f"peak RSS {peak_mb:.0f} MB"
 
 
@@ -357,7 +436,7 @@ def test_inspect_summary_vocab_and_json(trained):
     text = summary.text
     assert repr(tok) in text and "<|endoftext|> (0)" in text and "Longest tokens" in text
     (a, b), count = (tok.trace or [])[0]
-    assert f"0: \"{a.replace('Ġ', ' ')}\" + \"{b.replace('Ġ', ' ')}\"" in text and str(count) in text
+    assert f'0: "{a.replace("Ġ", " ")}" + "{b.replace("Ġ", " ")}"' in text and str(count) in text
     vocab = run("inspect", trained, "--vocab").text.splitlines()
     assert len(vocab) == tok.vocab_size
     assert vocab[0] == "0\t<|endoftext|>\t(special)"
@@ -371,7 +450,7 @@ def test_viz_terminal(trained, corpus):
     text = "The cat sat on the mat, naïve 🎉."
     plain = run("viz", trained, text, "--color", "never")
     first = plain.text.splitlines()[0]
-    assert first.split("|") == [tok.decode([i]) for i in tok.encode(text) if i not in ()][:2] + first.split("|")[2:]
+    assert first.split("|") == [tok.decode([i]) for i in tok.encode(text)][:2] + first.split("|")[2:]
     assert first.replace("|", "") == text
     assert f"{len(tok.encode(text))} tokens" in plain.text
     colored = run("viz", trained, text, "--color", "always", "--ids")
@@ -393,8 +472,23 @@ def test_viz_html_page(trained, tmp_path):
 
 
 def test_compare_table_json_and_chart(trained, corpus, tmp_path, shared_data):
-    result = run("compare", "-t", f"mine={trained}", "-t", "gpt2", "--data", shared_data, "--baseline", "bytes",
-                 "--baseline", "words", corpus, "--json", "--png", tmp_path / "c.png")
+    result = run(
+        "compare",
+        "-t",
+        f"mine={trained}",
+        "-t",
+        "gpt2",
+        "--data",
+        shared_data,
+        "--baseline",
+        "bytes",
+        "--baseline",
+        "words",
+        corpus,
+        "--json",
+        "--png",
+        tmp_path / "c.png",
+    )
     assert result.code == 0, result.err
     rows = {r["name"]: r for r in json.loads(result.out)}
     tok = files.load_tokenizer(trained)
@@ -423,33 +517,38 @@ def test_explain_prints_the_textbook_lecture():
 # -- errors ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["encode", "-t", "{tok}", "missing.txt"], "no such file: 'missing.txt'"),
-    (["encode", "-t", "gpt2", "--data", "{tmp}"], "never downloads"),
-    (["encode", "-t", "gpt3"], "unknown tokenizer 'gpt3'"),
-    (["train", "missing.txt", "--vocab-size", "300", "-o", "x"], "no such file"),
-    (["train", "{corpus}", "--vocab-size", "0", "-o", "{tmp}"], "--vocab-size must be a positive number"),
-    (["train", "{corpus}", "--vocab-size", "100", "-o", "{tmp}"], "--vocab-size 100 is smaller than the base"),
-    (["train", "{corpus}", "--vocab-size", "300", "--pattern", "gpt5", "-o", "{tmp}"], "unknown pattern 'gpt5'"),
-    (["encode", "-t", "{tok}", "--format", "text", "--dtype", "uint16"], "--dtype is for --format bin"),
-    (["decode", "-t", "{tok}"], "'x' is not a token id"),
-    (["decode", "-t", "{tok}", "--format", "bin", "--dtype", "uint32"], "stray byte"),
-    (["inspect", "{tmp}"], "holds no tokenizer"),
-    (["inspect", "{corpus}"], "is not a tokenizer file"),
-    (["compare", "{corpus}"], "nothing to compare"),
-    (["encode", "-t", "{tok}", "--threads", "0"], "--threads must be at least 1"),
-    (["encode", "-t", "{tok}", "-o", "{tmp}/no/such/dir/x.txt"], "does not exist"),
-    (["train", "{corpus}", "--vocab-size", "300", "--reverse-complement", "-o", "{tmp}"], "is a DNA option"),
-    (["train", "{corpus}", "--vocab-size", "300", "--alphabet", "ACGTN", "--keep-case", "-o", "{tmp}"],
-     "--alphabet, --keep-case are DNA options"),
-    (["train", "{corpus}", "--vocab-size", "300", "-o", " "], "-o is empty"),
-    (["decode", "{tmp}", "-t", "{tok}"], "is a folder"),
-    (["compare", "-t", "=gpt2", "{corpus}"], "the label before '=' is empty"),
-    (["encode", "-t", ""], "the tokenizer is empty"),
-    (["encode", "-t", "gpt2", "--data", "{tmp}/typo"], "no such folder"),
-    (["compare", "-t", "{tok}", "{corpus}", "--json", "--markdown"], "--json and --markdown: choose one"),
-    (["inspect", "{tok}", "--json", "--vocab"], "--vocab and --json: choose one"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["encode", "-t", "{tok}", "missing.txt"], "no such file: 'missing.txt'"),
+        (["encode", "-t", "gpt2", "--data", "{tmp}"], "never downloads"),
+        (["encode", "-t", "gpt3"], "unknown tokenizer 'gpt3'"),
+        (["train", "missing.txt", "--vocab-size", "300", "-o", "x"], "no such file"),
+        (["train", "{corpus}", "--vocab-size", "0", "-o", "{tmp}"], "--vocab-size must be a positive number"),
+        (["train", "{corpus}", "--vocab-size", "100", "-o", "{tmp}"], "--vocab-size 100 is smaller than the base"),
+        (["train", "{corpus}", "--vocab-size", "300", "--pattern", "gpt5", "-o", "{tmp}"], "unknown pattern 'gpt5'"),
+        (["encode", "-t", "{tok}", "--format", "text", "--dtype", "uint16"], "--dtype is for --format bin"),
+        (["decode", "-t", "{tok}"], "'x' is not a token id"),
+        (["decode", "-t", "{tok}", "--format", "bin", "--dtype", "uint32"], "stray byte"),
+        (["inspect", "{tmp}"], "holds no tokenizer"),
+        (["inspect", "{corpus}"], "is not a tokenizer file"),
+        (["compare", "{corpus}"], "nothing to compare"),
+        (["encode", "-t", "{tok}", "--threads", "0"], "--threads must be at least 1"),
+        (["encode", "-t", "{tok}", "-o", "{tmp}/no/such/dir/x.txt"], "does not exist"),
+        (["train", "{corpus}", "--vocab-size", "300", "--reverse-complement", "-o", "{tmp}"], "is a DNA option"),
+        (
+            ["train", "{corpus}", "--vocab-size", "300", "--alphabet", "ACGTN", "--keep-case", "-o", "{tmp}"],
+            "--alphabet, --keep-case are DNA options",
+        ),
+        (["train", "{corpus}", "--vocab-size", "300", "-o", " "], "-o is empty"),
+        (["decode", "{tmp}", "-t", "{tok}"], "is a folder"),
+        (["compare", "-t", "=gpt2", "{corpus}"], "the label before '=' is empty"),
+        (["encode", "-t", ""], "the tokenizer is empty"),
+        (["encode", "-t", "gpt2", "--data", "{tmp}/typo"], "no such folder"),
+        (["compare", "-t", "{tok}", "{corpus}", "--json", "--markdown"], "--json and --markdown: choose one"),
+        (["inspect", "{tok}", "--json", "--vocab"], "--vocab and --json: choose one"),
+    ],
+)
 def test_errors_are_one_line_and_non_zero(argv, message, trained, corpus, tmp_path):
     argv = [a.format(corpus=corpus, tmp=tmp_path, tok=trained) for a in argv]
     result = run(*argv, stdin=b"1 2 x\n" if argv[0] == "decode" and "bin" not in argv else b"abc")
@@ -460,8 +559,20 @@ def test_errors_are_one_line_and_non_zero(argv, message, trained, corpus, tmp_pa
 
 
 def test_uint16_refused_for_large_vocabularies(shared_data, tmp_path):
-    result = run("encode", "-t", "cl100k_base", "--data", shared_data, "--format", "bin", "--dtype", "uint16",
-                 "-o", tmp_path / "x.bin", stdin=b"hello")
+    result = run(
+        "encode",
+        "-t",
+        "cl100k_base",
+        "--data",
+        shared_data,
+        "--format",
+        "bin",
+        "--dtype",
+        "uint16",
+        "-o",
+        tmp_path / "x.bin",
+        stdin=b"hello",
+    )
     assert result.code == 1 and "100277 ids" in result.err and "uint32" in result.err
     assert not (tmp_path / "x.bin").exists()
 
@@ -507,8 +618,11 @@ def test_demo_command(tmp_path):
     assert "Trained in" in result.text and "decode(encode(sample)) == sample" in result.text
     assert bytepair.Tokenizer.load(tmp_path / "demo.json").vocab_size == 300
     # Arguments that would fail after the training are refused before it (no "Trained in").
-    for argv, message in ((["--save", tmp_path], "is a folder"), (["--save", tmp_path / "no" / "x.json"],
-                          "does not exist"), (["--vocab-size", "100"], "at least 257")):
+    for argv, message in (
+        (["--save", tmp_path], "is a folder"),
+        (["--save", tmp_path / "no" / "x.json"], "does not exist"),
+        (["--vocab-size", "100"], "at least 257"),
+    ):
         result = run("demo", *argv)
         assert result.code == 2 and message in result.err and "Trained in" not in result.text, result.err
 
@@ -538,8 +652,9 @@ def test_train_says_what_its_tokenizer_cannot_encode_and_leaves_no_stale_files(t
     out = tmp_path / "tok"
     assert run("train", tmp_path / "t.txt", "--vocab-size", "270", "-o", out).code == 0
     assert (out / files.TIKTOKEN_FILE).exists()
-    result = run("train", tmp_path / "t.txt", "--mode", "char", "--end-of-word-suffix", "</w>",
-                 "--vocab-size", "28", "-o", out)
+    result = run(
+        "train", tmp_path / "t.txt", "--mode", "char", "--end-of-word-suffix", "</w>", "--vocab-size", "28", "-o", out
+    )
     assert result.code == 0, result.err
     assert "cannot encode its training files read whole" in result.err and "--unk-token" in result.err
     assert "Traceback" not in result.err and "RuntimeWarning" not in result.err
@@ -557,7 +672,7 @@ def test_train_reports_the_texts_size_and_warnings_in_one_line(tmp_path):
         result = run("train", tmp_path / "t.txt.gz", "--vocab-size", "100000", "-o", tmp_path / "tok")
     assert result.code == 0, result.err
     assert f"training text: {len(text) / 1e6:.1f} MB in 1 file" in result.text, result.text
-    warning, = [line for line in result.err.splitlines() if "warning" in line]
+    (warning,) = [line for line in result.err.splitlines() if "warning" in line]
     assert warning.startswith("bytepair train: warning: the corpus ran out of pairs"), result.err
 
 
@@ -597,13 +712,20 @@ def test_a_failed_write_names_the_file_and_leaves_nothing_half_written(tmp_path,
 
     big = tmp_path / "big.txt"
     big.write_text(CORPUS * 40, encoding="utf-8")
-    for argv, name in ((["train", corpus, "--vocab-size", "2000", "-o", tmp_path / "tok"], "bytepair.json"),
-                       (["encode", "-t", "gpt2", "--data", tmp_path, big, "-o", tmp_path / "ids.txt"], "ids.txt")):
+    for argv, name in (
+        (["train", corpus, "--vocab-size", "2000", "-o", tmp_path / "tok"], "bytepair.json"),
+        (["encode", "-t", "gpt2", "--data", tmp_path, big, "-o", tmp_path / "ids.txt"], "ids.txt"),
+    ):
         if argv[0] == "encode":  # a tokenizer that loads without the shared data
             argv[2] = str(tmp_path / "tok0")
             assert run("train", corpus, "--vocab-size", "300", "-o", tmp_path / "tok0").code == 0
-        result = subprocess.run([sys.executable, "-m", "bytepair", *map(str, argv)], capture_output=True, text=True,
-                                timeout=300, preexec_fn=small_files)
+        result = subprocess.run(
+            [sys.executable, "-m", "bytepair", *map(str, argv)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=small_files,
+        )
         assert result.returncode == 1, result.stderr
         assert "File too large" in result.stderr and name in result.stderr, result.stderr
         assert "Traceback" not in result.stderr

@@ -32,8 +32,20 @@ def has_matplotlib() -> bool:
 
 def test_train_fasta_writes_the_tokenizer_and_reports_bases_per_token(tmp_path, fasta):
     out = tmp_path / "dna"
-    result = run("train", "--fasta", fasta, "--vocab-size", "20", "--chunk-length", "6", "--reverse-complement",
-                 "--special-token", "[CLS]", "-o", out)
+    result = run(
+        "train",
+        "--fasta",
+        fasta,
+        "--vocab-size",
+        "20",
+        "--chunk-length",
+        "6",
+        "--reverse-complement",
+        "--special-token",
+        "[CLS]",
+        "-o",
+        out,
+    )
     assert result.code == 0, result.err
     assert "bases per token" in result.text and "both strands" in result.text
     tok = bytepair.Tokenizer.load(out / files.OUR_FILE)
@@ -76,11 +88,28 @@ def test_fasta_errors_are_one_line(tmp_path, fasta):
     result = run("train", "--fasta", fasta, "--mode", "char", "--vocab-size", "10", "-o", tmp_path / "o")
     assert result.code == 2 and "--mode is for text" in result.err
     # Given with the text default's value, still refused (it would be ignored).
-    result = run("train", "--fasta", fasta, "--mode", "byte", "--pattern", "gpt2", "--vocab-size", "10", "-o",
-                 tmp_path / "o")
+    result = run(
+        "train", "--fasta", fasta, "--mode", "byte", "--pattern", "gpt2", "--vocab-size", "10", "-o", tmp_path / "o"
+    )
     assert result.code == 2 and "--mode, --pattern are for text" in result.err
     result = run("dna-stats", "-t", tmp_path / "nothing", fasta)
     assert result.code == 1
-    verbose = subprocess.run([sys.executable, "-m", "bytepair", "train", "--fasta", str(text), "--vocab-size", "10",
-                              "-o", str(tmp_path / "o"), "--verbose"], capture_output=True, text=True, timeout=120)
+    verbose = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bytepair",
+            "train",
+            "--fasta",
+            str(text),
+            "--vocab-size",
+            "10",
+            "-o",
+            str(tmp_path / "o"),
+            "--verbose",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert verbose.returncode == 1 and "Traceback" in verbose.stderr

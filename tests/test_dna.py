@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.training import TrainSettings, new_counts
 from bytepair import _core, reference
+from bytepair.training import TrainSettings, new_counts
 from conftest import examples
 
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
@@ -45,8 +45,7 @@ def test_multi_record_wrapped_crlf_blank_lines_and_gzip(tmp_path):
     for name in ("g.fa", "g.fa.gz", "g.fasta.gz.unusual"):  # gzip is recognised by content, not by name
         path = write(tmp_path, name, gzip.compress(text.encode()) if name.endswith("unusual") else text)
         records = bytepair.read_fasta(path)
-        assert records == [("chr1 first chromosome", "ACGTACGTNN"), ("chr2", "TTGA"), ("empty", ""),
-                           ("chr3", "ACGT")]
+        assert records == [("chr1 first chromosome", "ACGTACGTNN"), ("chr2", "TTGA"), ("empty", ""), ("chr3", "ACGT")]
     assert records[0].id == "chr1" and records[0].name == "chr1 first chromosome"
     assert len(records[0]) == 10
     assert bytepair.read_fasta(path, uppercase=False)[0].sequence == "ACGTacgtNN"
@@ -77,8 +76,14 @@ def test_ambiguous_codes_and_windows(tmp_path):
     windows = bytepair.read_fasta(path, chunk_length=5)
     assert [r.sequence for r in windows] == ["ACGTN", "NNNAC", "GRYTT", "A"]
     assert [r.name for r in windows] == ["r:1-5", "r:6-10", "r:11-15", "r:16-16"]
-    assert [r.name for r in bytepair.read_fasta(path, ambiguous="split", chunk_length=2)] == \
-        ["r:1-2", "r:3-4", "r:9-10", "r:11-11", "r:14-15", "r:16-16"]
+    assert [r.name for r in bytepair.read_fasta(path, ambiguous="split", chunk_length=2)] == [
+        "r:1-2",
+        "r:3-4",
+        "r:9-10",
+        "r:11-11",
+        "r:14-15",
+        "r:16-16",
+    ]
     with pytest.raises(ValueError, match="ambiguous='maybe' is not supported"):
         bytepair.read_fasta(path, ambiguous="maybe")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="chunk_length must be None"):
@@ -137,8 +142,16 @@ def test_reverse_complement():
 
 
 def reference_dna(sequences: list[str], vocab_size: int, tie_break: str = "first_seen", alphabet: str = "ACGTN"):
-    return reference.train(sequences, vocab_size, pattern=None, mode="char", initial_alphabet=list(alphabet),
-                           limit_alphabet=len(alphabet), unk_token="[UNK]", tie_break=tie_break)
+    return reference.train(
+        sequences,
+        vocab_size,
+        pattern=None,
+        mode="char",
+        initial_alphabet=list(alphabet),
+        limit_alphabet=len(alphabet),
+        unk_token="[UNK]",
+        tie_break=tie_break,
+    )
 
 
 def vocab_list(tok: bytepair.Tokenizer) -> list[str | None]:
@@ -194,7 +207,7 @@ def test_chunks_uppercase_and_ambiguous_codes_before_training():
     tok = bytepair.train_dna([seq], 40, chunk_length=7)
     pieces = []
     for stretch in seq.upper().replace("R", "N").split("N"):
-        pieces += [stretch[i:i + 7] for i in range(0, len(stretch), 7)] if stretch else []
+        pieces += [stretch[i : i + 7] for i in range(0, len(stretch), 7)] if stretch else []
     assert tok.trace == reference_dna(pieces, 40).trace
     kept = bytepair.train_dna([seq], 40, ambiguous="keep")
     assert kept.trace == reference_dna([seq.upper()], 40).trace
@@ -222,8 +235,10 @@ def test_train_dna_options_and_errors(tmp_path):
     path = write(tmp_path, "x.fa", ">seq_named_GATTACA\nGGGGCCCC\n")
     mixed = bytepair.train_dna([path, "ACGTACGT", bytepair.FastaRecord("name", "TTTT")], 20)
     assert mixed.trace == reference_dna(["GGGGCCCC", "ACGTACGT", "TTTT"], 20).trace
-    assert bytepair.train([bytepair.FastaRecord("GATTACA", "CCCC")], 20, mode="char", pattern=None).merges == \
-        [("C", "C"), ("CC", "CC")]
+    assert bytepair.train([bytepair.FastaRecord("GATTACA", "CCCC")], 20, mode="char", pattern=None).merges == [
+        ("C", "C"),
+        ("CC", "CC"),
+    ]
 
 
 # -- the two layouts of the merge loop give the same merges --------------------------------------------------
@@ -232,8 +247,22 @@ def test_train_dna_options_and_errors(tmp_path):
 def train_with_engine(sequences: list[str], vocab_size: int, engine: str, tie_break: str, max_len, min_freq):
     counts = new_counts(TrainSettings.from_arguments(1, pattern=None, special_tokens=[], lowercase=False))
     counts.add_texts(sequences)
-    core, _ = _core.train_counts(counts, vocab_size, "char", "corpus", [], "[UNK]", None, None, min_freq, max_len,
-                                 tie_break, False, None, engine=engine)
+    core, _ = _core.train_counts(
+        counts,
+        vocab_size,
+        "char",
+        "corpus",
+        [],
+        "[UNK]",
+        None,
+        None,
+        min_freq,
+        max_len,
+        tie_break,
+        False,
+        None,
+        engine=engine,
+    )
     tok = bytepair.Tokenizer(core)
     return tok.trace
 
@@ -242,15 +271,21 @@ dna_corpora = st.lists(st.text(alphabet="ACGTN", min_size=1, max_size=300), min_
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpus=dna_corpora, tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]),
-       max_len=st.sampled_from([None, None, 3, 6]), min_freq=st.sampled_from([0, 0, 3]), extra=st.integers(1, 200),
-       repeat=st.booleans())
+@given(
+    corpus=dna_corpora,
+    tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]),
+    max_len=st.sampled_from([None, None, 3, 6]),
+    min_freq=st.sampled_from([0, 0, 3]),
+    extra=st.integers(1, 200),
+    repeat=st.booleans(),
+)
 def test_compact_and_slots_layouts_give_the_same_merges(corpus, tie_break, max_len, min_freq, extra, repeat):
     if repeat:
         corpus = corpus + corpus[:2]
     vocab_size = 6 + extra
-    assert train_with_engine(corpus, vocab_size, "compact", tie_break, max_len, min_freq) == \
-        train_with_engine(corpus, vocab_size, "slots", tie_break, max_len, min_freq)
+    assert train_with_engine(corpus, vocab_size, "compact", tie_break, max_len, min_freq) == train_with_engine(
+        corpus, vocab_size, "slots", tie_break, max_len, min_freq
+    )
 
 
 def test_compact_layout_to_the_last_pair_with_wide_ids():
@@ -258,8 +293,9 @@ def test_compact_layout_to_the_last_pair_with_wide_ids():
     rng = random.Random(3)
     corpus = [random_dna(rng, 3000, "AC") for _ in range(3)] + ["A" * 5000]
     for vocab_size in (60_000, 70_000):
-        assert train_with_engine(corpus, vocab_size, "compact", "first_seen", None, 0) == \
-            train_with_engine(corpus, vocab_size, "slots", "first_seen", None, 0)
+        assert train_with_engine(corpus, vocab_size, "compact", "first_seen", None, 0) == train_with_engine(
+            corpus, vocab_size, "slots", "first_seen", None, 0
+        )
 
 
 # -- encoding -------------------------------------------------------------------------------------------------
@@ -347,7 +383,7 @@ def test_ecoli_in_1000_bp_chunks(shared_data):
     assert tok.vocab_size == 4096
     chunk = record.sequence[:1000]
     assert tok.decode(tok.encode(chunk)) == chunk
-    stats = bytepair.dna_stats(tok, [record.sequence[i:i + 1000] for i in range(0, 400_000, 1000)])
+    stats = bytepair.dna_stats(tok, [record.sequence[i : i + 1000] for i in range(0, 400_000, 1000)])
     assert 4.5 < stats.bases_per_token < 6.5, stats  # HF tokenizers reaches 5.08 on the same chunks
     # The same chunks given as strings train the same vocabulary.
     chunks = [r.sequence for r in bytepair.read_fasta(path, chunk_length=1000)]
@@ -357,10 +393,11 @@ def test_ecoli_in_1000_bp_chunks(shared_data):
 @pytest.mark.shared_data
 def test_ecoli_layouts_agree_on_a_slice(shared_data):
     (record,) = bytepair.read_fasta(shared_data / ECOLI)
-    chunks = [record.sequence[i:i + 1000] for i in range(0, 300_000, 1000)]
+    chunks = [record.sequence[i : i + 1000] for i in range(0, 300_000, 1000)]
     for tie_break in ("first_seen", "hf"):
-        assert train_with_engine(chunks, 1000, "compact", tie_break, None, 0) == \
-            train_with_engine(chunks, 1000, "slots", tie_break, None, 0)
+        assert train_with_engine(chunks, 1000, "compact", tie_break, None, 0) == train_with_engine(
+            chunks, 1000, "slots", tie_break, None, 0
+        )
 
 
 def test_docstring_examples_of_the_dna_module():

@@ -56,11 +56,18 @@ def test_console_examples_print_what_the_page_shows(page, index, tmp_path, reque
         (tmp_path / "shared" / "data").symlink_to(data, target_is_directory=True)
     for command, expected in steps:
         if command.startswith("export "):
-            name, _, value = command[len("export "):].partition("=")
+            name, _, value = command[len("export ") :].partition("=")
             env[name] = value
             continue
-        done = subprocess.run(["bash", "-c", command], cwd=work, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=600)
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, f"{command}\n{done.stdout}"
         assert normalise(done.stdout) == normalise(expected), f"$ {command}"
 

@@ -247,11 +247,13 @@ def test_loaders_refuse_a_misspelt_pattern_name(shared_data):
         with pytest.raises(ValueError, match=f"unknown pattern '{pattern}'.*misspelt name"):
             bytepair.Tokenizer.from_tiktoken(shared_data / "tiktoken" / "r50k_base.tiktoken", pattern=pattern)
         with pytest.raises(ValueError, match=f"unknown pattern '{pattern}'"):
-            bytepair.Tokenizer.from_gpt2(shared_data / "gpt2" / "encoder.json", shared_data / "gpt2" / "vocab.bpe",
-                                         pattern=pattern)
+            bytepair.Tokenizer.from_gpt2(
+                shared_data / "gpt2" / "encoder.json", shared_data / "gpt2" / "vocab.bpe", pattern=pattern
+            )
     with pytest.raises(ValueError, match="ids must be below 2\\*\\*31"):
-        bytepair.Tokenizer.from_tiktoken(shared_data / "tiktoken" / "r50k_base.tiktoken", pattern="gpt2",
-                                         special_tokens={"<|endoftext|>": 2**32 + 5})
+        bytepair.Tokenizer.from_tiktoken(
+            shared_data / "tiktoken" / "r50k_base.tiktoken", pattern="gpt2", special_tokens={"<|endoftext|>": 2**32 + 5}
+        )
 
 
 def test_unused_ids_have_no_token(shared_data):
@@ -271,8 +273,11 @@ def test_any_number_of_threads_is_taken():
 
 def test_batch_and_bytes_errors_say_where(shared_data):
     tok = bytepair.get_encoding("gpt2", shared_data)
-    with pytest.raises(ValueError, match=r"^texts\[2\]: the text contains the special token '<\|endoftext\|>' "
-                                         r"\(at character 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^texts\[2\]: the text contains the special token '<\|endoftext\|>' "
+        r"\(at character 2\)",
+    ):
         tok.encode_batch(["ok"] * 2 + ["x <|endoftext|>"] + ["fine"] * 300, threads=2)
     with pytest.raises(ValueError, match=r"^texts\[301\]: "):
         tok.encode_to_numpy(["fine"] * 301 + ["x <|endoftext|>"], threads=2)
@@ -327,8 +332,9 @@ def test_a_byte_level_special_token_that_reads_as_other_bytes_is_refused(special
 
 
 def test_byte_level_special_tokens_that_spell_their_own_bytes_are_kept():
-    tok = bytepair.train(["the cat sat on the mat, schön"] * 20, 270,
-                         special_tokens=["<|endoftext|>", "[UNK]", "▁x", "日本"])
+    tok = bytepair.train(
+        ["the cat sat on the mat, schön"] * 20, 270, special_tokens=["<|endoftext|>", "[UNK]", "▁x", "日本"]
+    )
     for text in ["schön", "a cat sat on the mat", "<|endoftext|>"]:
         assert tok.decode(tok.encode_ordinary(text)) == text
         assert not set(tok.encode_ordinary(text)) & {0, 1, 2, 3}
@@ -338,8 +344,11 @@ def test_tiktoken_export_refuses_a_vocabulary_without_every_byte(tmp_path):
     # tiktoken has no unknown token: the Encoding made from such a vocabulary panicked on text with a missing byte
     # (pyo3's PanicException, which `except Exception` does not catch).
     tok = bytepair.train(["low lower lowest"] * 10, 270, initial_alphabet="corpus")
-    with pytest.raises(ValueError, match=r"256 bytes.* none for 24[0-9] of them \(the first: b'\\x00'\).*"
-                                         r"initial_alphabet=\"all\""):
+    with pytest.raises(
+        ValueError,
+        match=r"256 bytes.* none for 24[0-9] of them \(the first: b'\\x00'\).*"
+        r"initial_alphabet=\"all\"",
+    ):
         tok.save_tiktoken(tmp_path / "t.tiktoken")
     assert not (tmp_path / "t.tiktoken").exists()
     with pytest.raises(ValueError, match="256 bytes"):

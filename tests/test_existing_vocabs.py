@@ -38,8 +38,9 @@ def encodings(shared_data):
     for name in NAMES:
         files, pattern, specials = bytepair.ENCODINGS[name]
         ranks = load_tiktoken_bpe(str(shared_data / "tiktoken" / files[0]))
-        enc = tiktoken.Encoding(name, pat_str=TIKTOKEN_PATTERNS[pattern], mergeable_ranks=ranks,
-                                special_tokens=specials)
+        enc = tiktoken.Encoding(
+            name, pat_str=TIKTOKEN_PATTERNS[pattern], mergeable_ranks=ranks, special_tokens=specials
+        )
         out[name] = (bytepair.get_encoding(name, shared_data), enc)
     return out
 
@@ -99,9 +100,12 @@ def test_merges_derived_from_a_rank_file_are_gpt2s_merges_txt(encodings, shared_
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
-       | st.lists(st.sampled_from(["a", "ab", " ", "  ", "\n", "'s", "1234", "é", "🎉", "\r\n", "-", "ſ"]),
-                  max_size=40).map("".join))
+@given(
+    text=st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+    | st.lists(
+        st.sampled_from(["a", "ab", " ", "  ", "\n", "'s", "1234", "é", "🎉", "\r\n", "-", "ſ"]), max_size=40
+    ).map("".join)
+)
 def test_random_text_equals_tiktoken(encodings, text):
     for name in ("cl100k_base", "o200k_base", "r50k_base"):
         tok, enc = encodings[name]
@@ -128,12 +132,27 @@ def test_long_pieces_of_many_kinds_equal_tiktoken(encodings, shared_data):
     import random
 
     rng = random.Random(11)
-    scripts = "".join(path.read_text(encoding="utf-8")
-                      for path in [shared_data / "multilingual/ja/wagahaiwa_nekodearu.txt",
-                                   shared_data / "multilingual/zh/lunyu.json"])
+    scripts = "".join(
+        path.read_text(encoding="utf-8")
+        for path in [
+            shared_data / "multilingual/ja/wagahaiwa_nekodearu.txt",
+            shared_data / "multilingual/zh/lunyu.json",
+        ]
+    )
     assert len(scripts) > 100_000
-    alphabets = ["abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789", "ab", "aab", "abc", "xyz",
-                 "aeiou", "01", "🎉é日", "Ġ\u0120", "ーン"]
+    alphabets = [
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "0123456789",
+        "ab",
+        "aab",
+        "abc",
+        "xyz",
+        "aeiou",
+        "01",
+        "🎉é日",
+        "Ġ\u0120",
+        "ーン",
+    ]
     texts = []
     for alphabet in alphabets:
         for length in [49, 50, 64, 100, 333, 1000, 5000]:
@@ -142,15 +161,18 @@ def test_long_pieces_of_many_kinds_equal_tiktoken(encodings, shared_data):
                 texts.append("".join(run if rng.random() < 0.3 else rng.choice(alphabet) for _ in range(length)))
     for _ in range(60):
         start = rng.randrange(max(1, len(scripts) - 3000))
-        texts.append("".join(c for c in scripts[start:start + rng.choice([60, 400, 3000])] if not c.isspace()))
+        texts.append("".join(c for c in scripts[start : start + rng.choice([60, 400, 3000])] if not c.isspace()))
     for name in NAMES:
         tok, enc = encodings[name]
         assert tok.encode_batch(texts) == enc.encode_ordinary_batch(texts), name
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(text=st.lists(st.sampled_from(["a", "b", "ab", "ba", "aa", "1", "12", "x", "é"]), min_size=30, max_size=400)
-       .map("".join))
+@given(
+    text=st.lists(st.sampled_from(["a", "b", "ab", "ba", "aa", "1", "12", "x", "é"]), min_size=30, max_size=400).map(
+        "".join
+    )
+)
 def test_long_pieces_from_few_letters_equal_tiktoken(encodings, text):
     for name in ("r50k_base", "cl100k_base", "o200k_base"):
         tok, enc = encodings[name]
@@ -189,7 +211,8 @@ def test_special_tokens_follow_tiktoken(encodings):
     text = "hi<|endoftext|> there<|fim_prefix|>"
     assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
     assert tok.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=()) == enc.encode(
-        text, allowed_special={"<|endoftext|>"}, disallowed_special=())
+        text, allowed_special={"<|endoftext|>"}, disallowed_special=()
+    )
     with pytest.raises(ValueError, match="<|endoftext|>"):
         tok.encode(text)
 
@@ -260,7 +283,7 @@ def test_offsets_point_at_the_text(encodings, shared_data):
         by_chars = tok.encode_with_offsets(text, disallowed_special=())
         assert by_chars[0][1] == 0 and by_chars[-1][2] == len(text)
         # Each token's bytes lie inside the characters its character span covers.
-        for (i, s, e), (_, bs, be) in zip(by_chars, by_bytes):
+        for i, s, e in by_chars:
             covered = text[s:e].encode("utf-8")
             assert tok.token_bytes(i) in covered, label
 
@@ -319,7 +342,9 @@ def test_export_to_tiktoken(encodings, shared_data, tmp_path, monkeypatch):
         tok.save_tiktoken(path)
         ranks = load_tiktoken_bpe(str(path))
         assert ranks == dict(tok._core.tiktoken_ranks())
-        reloaded = tiktoken.Encoding("x", pat_str=enc._pat_str, mergeable_ranks=ranks, special_tokens=enc._special_tokens)
+        reloaded = tiktoken.Encoding(
+            "x", pat_str=enc._pat_str, mergeable_ranks=ranks, special_tokens=enc._special_tokens
+        )
         assert reloaded.encode_ordinary(sample) == tok.encode_ordinary(sample)
     with pytest.raises(ValueError, match="byte-level"):
         bytepair.train(["abc abd"] * 3, 8, mode="char").to_tiktoken()
@@ -350,6 +375,7 @@ def test_export_to_hf_tokenizer_json(encodings, shared_data, tmp_path, which):
         assert again.encode(sample, allowed_special="all") == want
     if which == "cl100k_base":
         import transformers  # a test dependency
+
         fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
         assert fast.encode(samples[1], add_special_tokens=False) == tok.encode(samples[1], allowed_special="all")
 
@@ -370,11 +396,17 @@ def test_byte_level_custom_patterns_round_trip_through_hf(tmp_path, pattern):
     for text in texts:
         assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text), (pattern, text)
     theirs = tokenizers.Tokenizer(tokenizers.models.BPE())
-    theirs.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), "isolated"),
-                                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    theirs.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(pattern), "isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     theirs.decoder = tokenizers.decoders.ByteLevel()
-    theirs.train_from_iterator(texts * 5, trainers.BpeTrainer(
-        vocab_size=290, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    theirs.train_from_iterator(
+        texts * 5,
+        trainers.BpeTrainer(vocab_size=290, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False),
+    )
     theirs.save(str(tmp_path / "theirs.json"))
     again = bytepair.Tokenizer.from_hf(tmp_path / "theirs.json")
     for text in texts:
@@ -404,12 +436,15 @@ def test_from_hf_names_what_it_does_not_support(tmp_path):
 
 def _hf_byte_level(tmp_path, edit) -> str:
     """A byte-level tokenizer.json trained by HF, with `edit(doc)` applied."""
-    from tokenizers import Tokenizer as HFTokenizer, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import models, pre_tokenizers, trainers
 
     hf = HFTokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    hf.train_from_iterator(["hello <mask> world, answers answer sw"] * 5, trainers.BpeTrainer(
-        vocab_size=280, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    hf.train_from_iterator(
+        ["hello <mask> world, answers answer sw"] * 5,
+        trainers.BpeTrainer(vocab_size=280, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False),
+    )
     doc = json.loads(hf.to_str())
     edit(doc)
     path = tmp_path / "tokenizer.json"
@@ -418,22 +453,42 @@ def _hf_byte_level(tmp_path, edit) -> str:
 
 
 def _added(content, **flags):
-    return {"id": 280, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
-            "normalized": False, "special": True, **flags}
+    return {
+        "id": 280,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+        **flags,
+    }
 
 
-@pytest.mark.parametrize("edit, message", [
-    # Ignored before: HF eats the space before "<mask>" (lstrip), bytepair kept it: other ids.
-    (lambda d: d.update(added_tokens=[_added("<mask>", lstrip=True)]), "'<mask>' with lstrip=True"),
-    (lambda d: d.update(added_tokens=[_added("<rs>", rstrip=True)]), "'<rs>' with rstrip=True"),
-    (lambda d: d.update(added_tokens=[_added("sw", single_word=True)]), "'sw' with single_word=True"),
-    (lambda d: d.update(normalizer={"type": "Lowercase"}, added_tokens=[_added("<MASK>", normalized=True)]),
-     "normalized=True under Lowercase"),
-    # HF splits each Whitespace piece again with GPT-2's regex.
-    (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [
-        {"type": "Whitespace"}, {**d["pre_tokenizer"], "use_regex": True}]}), "use_regex=True after 'Whitespace'"),
-    (lambda d: d.update(normalizer=[{"type": "Lowercase"}]), r"normalizer \[\{'type': 'Lowercase'\}\]"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        # Ignored before: HF eats the space before "<mask>" (lstrip), bytepair kept it: other ids.
+        (lambda d: d.update(added_tokens=[_added("<mask>", lstrip=True)]), "'<mask>' with lstrip=True"),
+        (lambda d: d.update(added_tokens=[_added("<rs>", rstrip=True)]), "'<rs>' with rstrip=True"),
+        (lambda d: d.update(added_tokens=[_added("sw", single_word=True)]), "'sw' with single_word=True"),
+        (
+            lambda d: d.update(normalizer={"type": "Lowercase"}, added_tokens=[_added("<MASK>", normalized=True)]),
+            "normalized=True under Lowercase",
+        ),
+        # HF splits each Whitespace piece again with GPT-2's regex.
+        (
+            lambda d: d.update(
+                pre_tokenizer={
+                    "type": "Sequence",
+                    "pretokenizers": [{"type": "Whitespace"}, {**d["pre_tokenizer"], "use_regex": True}],
+                }
+            ),
+            "use_regex=True after 'Whitespace'",
+        ),
+        (lambda d: d.update(normalizer=[{"type": "Lowercase"}]), r"normalizer \[\{'type': 'Lowercase'\}\]"),
+    ],
+)
 def test_from_hf_byte_level_refuses_what_would_give_other_ids(tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
         bytepair.Tokenizer.from_hf(_hf_byte_level(tmp_path, edit))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from typing import Any
 import pickle
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 import bytepair
 from conftest import examples
 
-pytestmark = [pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
-              pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning")]  # (\S+ on purpose)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
+    pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning"),
+]  # (\S+ on purpose)
 
 CORPUS = ["The cat sat on the mat.\n", "The dog sat on the log.\n", "Über café naïve — 日本 🎉\n", "a\x00b\tc\r\n"]
 
@@ -32,7 +34,9 @@ VOCAB_SIZES = [300, 300, 60, 60, 560]
 
 
 @pytest.mark.parametrize(
-    "config, vocab_size", list(zip(CONFIGS, VOCAB_SIZES)), ids=[",".join(f"{k}={v}" for k, v in c.items()) or "default" for c in CONFIGS]
+    "config, vocab_size",
+    list(zip(CONFIGS, VOCAB_SIZES)),
+    ids=[",".join(f"{k}={v}" for k, v in c.items()) or "default" for c in CONFIGS],
 )
 def test_save_load_round_trips_exactly(tmp_path, config, vocab_size):
     tok = bytepair.train(CORPUS * 3, vocab_size, **config)
@@ -85,7 +89,7 @@ def test_loaded_file_without_counts_has_no_trace(tmp_path):
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda d: d.update(format="other"), "expected \"bytepair\""),
+        (lambda d: d.update(format="other"), 'expected "bytepair"'),
         (lambda d: d.update(version=99), "version 99 is not supported"),
         (lambda d: d.update(mode="bits"), "unknown mode"),
         (lambda d: d["merges"].append(["zz", "q"]), "not a token defined before this merge"),
@@ -125,7 +129,9 @@ def test_train_from_files_equals_train_from_their_lines(tmp_path):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("".join(CORPUS[:2]) * 4, encoding="utf-8")
     b.write_text("".join(CORPUS[2:]) * 4, encoding="utf-8")
-    lines = a.read_text(encoding="utf-8").splitlines(keepends=True) + b.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = a.read_text(encoding="utf-8").splitlines(keepends=True) + b.read_text(encoding="utf-8").splitlines(
+        keepends=True
+    )
     from_lines = bytepair.train(lines, 300)
     assert bytepair.train([a, b], 300) == from_lines  # Path objects
     assert bytepair.train([str(a), str(b)], 300) == from_lines  # names of existing files

@@ -21,9 +21,12 @@ from conftest import examples
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import implementations, models, normalizers, pre_tokenizers, trainers  # noqa: E402
 
-pytestmark = [pytest.mark.shared_data, pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
-              # Patterns that drop text (r"\S+", as HF's WhitespaceSplit) are part of what is tested here.
-              pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning")]
+pytestmark = [
+    pytest.mark.shared_data,
+    pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning"),
+    # Patterns that drop text (r"\S+", as HF's WhitespaceSplit) are part of what is tested here.
+    pytest.mark.filterwarnings(r"ignore:the pattern .* matched:RuntimeWarning"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +44,16 @@ def texts(shared_data) -> list[tuple[str, str]]:
 def corpus(shared_data) -> list[str]:
     """Training text: English plus Greek (final sigma under Lowercase) and Russian; other scripts stay unknown."""
     udhr = shared_data / "multilingual/udhr"
-    return [(shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")[:300_000],
-            (udhr / "ell_monotonic.txt").read_text(encoding="utf-8"), (udhr / "rus.txt").read_text(encoding="utf-8")]
+    return [
+        (shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")[:300_000],
+        (udhr / "ell_monotonic.txt").read_text(encoding="utf-8"),
+        (udhr / "rus.txt").read_text(encoding="utf-8"),
+    ]
 
 
-def hf_trained(corpus, pre_tokenizer, prefix=None, suffix=None, lowercase=False, fuse_unk=False, vocab_size=900,
-               unk="[UNK]"):
+def hf_trained(
+    corpus, pre_tokenizer, prefix=None, suffix=None, lowercase=False, fuse_unk=False, vocab_size=900, unk="[UNK]"
+):
     markers = {k: v for k, v in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix)) if v}
     hf = tokenizers.Tokenizer(models.BPE(unk_token=unk, fuse_unk=fuse_unk, **markers))
     if pre_tokenizer is not None:
@@ -54,8 +61,9 @@ def hf_trained(corpus, pre_tokenizer, prefix=None, suffix=None, lowercase=False,
     if lowercase:
         hf.normalizer = normalizers.Lowercase()
     specials = [unk, "<s>", "</s>"] if unk else ["<s>", "</s>"]
-    hf.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
-                                                       show_progress=False, **markers))
+    hf.train_from_iterator(
+        corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False, **markers)
+    )
     return hf
 
 
@@ -76,8 +84,9 @@ PRE_TOKENIZERS = {
     "BertPreTokenizer": pre_tokenizers.BertPreTokenizer,
     "Split(gpt2, isolated)": lambda: pre_tokenizers.Split(tokenizers.Regex(reference.PATTERNS["gpt2"]), "isolated"),
     "Split(digits, isolated)": lambda: pre_tokenizers.Split(tokenizers.Regex(r"\d+"), "isolated"),
-    "Split(letters, removed, invert)": lambda: pre_tokenizers.Split(tokenizers.Regex(r"\p{L}+|\p{N}"), "removed",
-                                                                     invert=True),
+    "Split(letters, removed, invert)": lambda: pre_tokenizers.Split(
+        tokenizers.Regex(r"\p{L}+|\p{N}"), "removed", invert=True
+    ),
     "Split(' ', removed)": lambda: pre_tokenizers.Split(" ", "removed"),
 }
 
@@ -101,8 +110,11 @@ HF_CONFIGS = [
 def test_hf_trained_char_bpe_from_hf_gives_hf_ids(corpus, texts, tmp_path, config):
     pre, prefix, suffix, lowercase, fuse_unk = config
     # Without a pre-tokenizer (or with one that leaves long runs whole) a text is one word: train on lines.
-    train_on = corpus if pre not in ("none", "Split(digits, isolated)") else \
-        [line for text in corpus for line in text.splitlines(keepends=True)]
+    train_on = (
+        corpus
+        if pre not in ("none", "Split(digits, isolated)")
+        else [line for text in corpus for line in text.splitlines(keepends=True)]
+    )
     hf = hf_trained(train_on, PRE_TOKENIZERS[pre](), prefix, suffix, lowercase, fuse_unk)
     path = tmp_path / "tokenizer.json"
     hf.save(str(path))
@@ -135,8 +147,13 @@ def test_decode_puts_spaces_back_as_hf_decoders_do(corpus, tmp_path, pre, prefix
     # The decoders HF users pair with these markers (both markers: drop the suffix, then WordPiece, as save_hf).
     wordpiece = decoders.WordPiece(prefix=prefix or "##", cleanup=False)
     strip_suffix = decoders.Replace(tokenizers.Regex(r"</w>\z"), "")
-    hf.decoder = (decoders.Sequence([strip_suffix, wordpiece]) if prefix and suffix else
-                  wordpiece if prefix else decoders.BPEDecoder(suffix=suffix))
+    hf.decoder = (
+        decoders.Sequence([strip_suffix, wordpiece])
+        if prefix and suffix
+        else wordpiece
+        if prefix
+        else decoders.BPEDecoder(suffix=suffix)
+    )
     hf.save(str(tmp_path / "tokenizer.json"))
     tok = bytepair.Tokenizer.from_hf(tmp_path / "tokenizer.json")
     for line in corpus[0].splitlines()[:400] + corpus[1].splitlines()[:50]:
@@ -145,8 +162,10 @@ def test_decode_puts_spaces_back_as_hf_decoders_do(corpus, tmp_path, pre, prefix
         assert tok.decode(ids) == " ".join(piece for piece, _ in hf.pre_tokenizer.pre_tokenize_str(line)), line
 
 
-@pytest.mark.parametrize("options", [{"bert_normalizer": False},
-                                     {"bert_normalizer": False, "split_on_whitespace_only": True, "lowercase": True}])
+@pytest.mark.parametrize(
+    "options",
+    [{"bert_normalizer": False}, {"bert_normalizer": False, "split_on_whitespace_only": True, "lowercase": True}],
+)
 def test_charbpetokenizer_files(corpus, texts, tmp_path, options):
     hf = implementations.CharBPETokenizer(**options)
     hf.train_from_iterator(corpus, vocab_size=1000, special_tokens=["<unk>"], show_progress=False)
@@ -162,9 +181,12 @@ def test_charbpetokenizer_default_normaliser_is_refused_by_name(corpus, tmp_path
     hf = implementations.CharBPETokenizer()  # BertNormalizer: clean_text, handle_chinese_chars, strip_accents
     hf.train_from_iterator(corpus[:1], vocab_size=300, show_progress=False)
     hf.save(str(tmp_path / "tokenizer.json"))
-    with pytest.raises(ValueError, match=r"normalizer 'BertNormalizer' \(CharBPETokenizer adds it unless "
-                                         r"bert_normalizer=False\) is not supported \(bytepair supports no "
-                                         r"normaliser or Lowercase\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"normalizer 'BertNormalizer' \(CharBPETokenizer adds it unless "
+        r"bert_normalizer=False\) is not supported \(bytepair supports no "
+        r"normaliser or Lowercase\)",
+    ):
         bytepair.Tokenizer.from_hf(tmp_path / "tokenizer.json")
 
 
@@ -191,9 +213,17 @@ def test_bytepair_char_save_hf_loads_in_tokenizers_and_transformers(corpus, text
 
     pattern, prefix, suffix, lowercase = config
     train_on = corpus if pattern is not None else [corpus[0][:60_000]]
-    tok = bytepair.train(train_on, 700, mode="char", pattern=pattern, continuing_subword_prefix=prefix,
-                         end_of_word_suffix=suffix, lowercase=lowercase, unk_token="[UNK]",
-                         special_tokens=["<s>", "</s>"])
+    tok = bytepair.train(
+        train_on,
+        700,
+        mode="char",
+        pattern=pattern,
+        continuing_subword_prefix=prefix,
+        end_of_word_suffix=suffix,
+        lowercase=lowercase,
+        unk_token="[UNK]",
+        special_tokens=["<s>", "</s>"],
+    )
     path = tmp_path / "tokenizer.json"
     tok.save_hf(path)
     hf = tokenizers.Tokenizer.from_file(str(path))
@@ -225,8 +255,11 @@ def test_without_unk_token_hf_drops_what_bytepair_refuses(tmp_path):
     tok.save_hf(tmp_path / "tokenizer.json")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert hf_ids(hf, "hugs pun") == tok.encode("hugs pun")
-    with pytest.raises(ValueError, match=r"character 'é' \(U\+00E9\) at character 1 of the text is not in the "
-                                         r"vocabulary"):
+    with pytest.raises(
+        ValueError,
+        match=r"character 'é' \(U\+00E9\) at character 1 of the text is not in the "
+        r"vocabulary",
+    ):
         tok.encode("hé")
     assert hf_ids(hf, "hé") == tok.encode("h")  # HF drops the character silently
 
@@ -239,6 +272,7 @@ def test_save_hf_refuses_byte_level_with_word_markers(tmp_path):
 
 # -- random text ----------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def random_pairs(corpus, tmp_path_factory):
     """(bytepair, HF) pairs: HF-trained read by from_hf, and bytepair-trained written by save_hf."""
@@ -248,22 +282,59 @@ def random_pairs(corpus, tmp_path_factory):
         hf = hf_trained(corpus, PRE_TOKENIZERS[pre](), prefix, suffix, lowercase, fuse_unk, vocab_size=500)
         hf.save(str(folder / f"hf{i}.json"))
         pairs.append((bytepair.Tokenizer.from_hf(folder / f"hf{i}.json"), hf))
-    for i, (pattern, prefix, suffix, lowercase) in enumerate([BYTEPAIR_CONFIGS[0], BYTEPAIR_CONFIGS[4],
-                                                                BYTEPAIR_CONFIGS[6]]):
-        tok = bytepair.train(corpus, 500, mode="char", pattern=pattern, continuing_subword_prefix=prefix,
-                             end_of_word_suffix=suffix, lowercase=lowercase, unk_token="[UNK]", special_tokens=["<s>"])
+    for i, (pattern, prefix, suffix, lowercase) in enumerate(
+        [BYTEPAIR_CONFIGS[0], BYTEPAIR_CONFIGS[4], BYTEPAIR_CONFIGS[6]]
+    ):
+        tok = bytepair.train(
+            corpus,
+            500,
+            mode="char",
+            pattern=pattern,
+            continuing_subword_prefix=prefix,
+            end_of_word_suffix=suffix,
+            lowercase=lowercase,
+            unk_token="[UNK]",
+            special_tokens=["<s>"],
+        )
         tok.save_hf(folder / f"bp{i}.json")
         pairs.append((tok, tokenizers.Tokenizer.from_file(str(folder / f"bp{i}.json"))))
     return pairs
 
 
-WORDS = ["the", "The", "thee", " ", "  ", "\n", "\t", "ΟΔΟΣ", "σας", "мир", "漢", "🎉", "é", "e\u0301", "İ", "'s", ",",
-         "1234", "[UNK]", "<s>", "##", "</w>", "-", "a", "ab"]
+WORDS = [
+    "the",
+    "The",
+    "thee",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "ΟΔΟΣ",
+    "σας",
+    "мир",
+    "漢",
+    "🎉",
+    "é",
+    "e\u0301",
+    "İ",
+    "'s",
+    ",",
+    "1234",
+    "[UNK]",
+    "<s>",
+    "##",
+    "</w>",
+    "-",
+    "a",
+    "ab",
+]
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)
-       | st.lists(st.sampled_from(WORDS), max_size=30).map("".join))
+@given(
+    text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)
+    | st.lists(st.sampled_from(WORDS), max_size=30).map("".join)
+)
 def test_random_text_gives_hf_ids(random_pairs, text):
     for tok, hf in random_pairs:
         assert tok.encode(text, allowed_special="all") == hf_ids(hf, text)
@@ -271,13 +342,31 @@ def test_random_text_gives_hf_ids(random_pairs, text):
 
 # -- fuse_unk, ignore_merges, saving ------------------------------------------------------------------------
 
+
 def write_hf(path: Path, vocab: dict[str, int], merges: list, **model) -> Path:
     doc: dict[str, Any] = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
-        "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                  "vocab": vocab, "merges": merges, **model}}
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": merges,
+            **model,
+        },
+    }
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
@@ -285,8 +374,9 @@ def write_hf(path: Path, vocab: dict[str, int], merges: list, **model) -> Path:
 @pytest.mark.parametrize("fuse_unk", [False, True])
 def test_fuse_unk_as_hf(tmp_path, fuse_unk):
     vocab = {"<unk>": 0, "a": 1, "b": 2, "##a": 3, "##b": 4, "ab": 5}
-    path = write_hf(tmp_path / "t.json", vocab, [["a", "##b"]], unk_token="<unk>", continuing_subword_prefix="##",
-                    fuse_unk=fuse_unk)
+    path = write_hf(
+        tmp_path / "t.json", vocab, [["a", "##b"]], unk_token="<unk>", continuing_subword_prefix="##", fuse_unk=fuse_unk
+    )
     tok, hf = bytepair.Tokenizer.from_hf(path), tokenizers.Tokenizer.from_file(str(path))
     for text in ["aéèb", "éèab", "abéè", "ééé é", "aébèa"]:
         assert tok.encode(text) == hf_ids(hf, text), text
@@ -316,8 +406,17 @@ def test_char_tokenizers_from_hf_save_load_and_pickle(corpus, texts, tmp_path):
     doc = json.loads(hf.to_str())
     doc["model"]["ignore_merges"] = True
     doc["model"]["vocab"]["<extra>"] = 5000  # an id after a gap
-    doc["added_tokens"].append({"id": 5000, "content": "<extra>", "single_word": False, "lstrip": False,
-                                "rstrip": False, "normalized": False, "special": True})
+    doc["added_tokens"].append(
+        {
+            "id": 5000,
+            "content": "<extra>",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+    )
     (tmp_path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
     tok = bytepair.Tokenizer.from_hf(tmp_path / "tokenizer.json")
     assert tok.vocab_size == 5001 and tok.id_to_token(4999) is None and tok.token_to_id("<extra>") == 5000
@@ -334,16 +433,35 @@ def test_char_tokenizers_from_hf_save_load_and_pickle(corpus, texts, tmp_path):
 
 # -- what is refused ----------------------------------------------------------------------------------------
 
+
 def added(i: int, content: str, **flags) -> dict:
-    return {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-            "special": True, **flags}
+    return {
+        "id": i,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+        **flags,
+    }
 
 
 def base_doc() -> dict:
-    return {"version": "1.0", "added_tokens": [added(0, "[UNK]")],
-            "normalizer": None, "pre_tokenizer": {"type": "Whitespace"}, "decoder": None,
-            "model": {"type": "BPE", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                      "vocab": {"[UNK]": 0, "a": 1, "##b": 2, "ab": 3}, "merges": [["a", "##b"]]}}
+    return {
+        "version": "1.0",
+        "added_tokens": [added(0, "[UNK]")],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "decoder": None,
+        "model": {
+            "type": "BPE",
+            "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##",
+            "vocab": {"[UNK]": 0, "a": 1, "##b": 2, "ab": 3},
+            "merges": [["a", "##b"]],
+        },
+    }
 
 
 def edited(change):
@@ -355,28 +473,55 @@ def edited(change):
 REFUSED = [
     (lambda d: d["model"].update(byte_fallback=True), r"model.byte_fallback=True \(SentencePiece-style"),
     (lambda d: d["model"].update(dropout=0.1), r"model.dropout=0.1 \(BPE-dropout is random"),
-    (lambda d: d.update(normalizer={"type": "NFKC"}), r"normalizer 'NFKC' is not supported \(bytepair supports no "
-                                                      r"normaliser or Lowercase\)"),
-    (lambda d: d.update(normalizer={"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}]}),
-     "normalizer 'NFD' is not supported"),
-    (lambda d: d.update(pre_tokenizer={"type": "Metaspace", "replacement": "▁"}),
-     r"pre-tokenizer 'Metaspace' is not supported \(for char-level BPE bytepair supports no pre-tokenizer, "
-     r"Whitespace, WhitespaceSplit, BertPreTokenizer, or Split"),
-    (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
-                                                                             {"type": "Punctuation"}]}),
-     r"pre-tokenizer sequence \['WhitespaceSplit', 'Punctuation'\] is not supported"),
-    (lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": r"\d"}, "behavior": "MergedWithNext"}),
-     "Split behavior 'MergedWithNext' is not supported"),
-    (lambda d: d["added_tokens"].append(added(4, "<mask>", lstrip=True)),
-     "added token '<mask>' with lstrip=True is not supported"),
-    (lambda d: d["added_tokens"].append(added(4, "Hi", normalized=True, special=False))
-     or d.update(normalizer={"type": "Lowercase"}), "added token 'Hi' with normalized=True under Lowercase"),
+    (
+        lambda d: d.update(normalizer={"type": "NFKC"}),
+        (
+            r"normalizer 'NFKC' is not supported \(bytepair supports no "
+            r"normaliser or Lowercase\)"
+        ),
+    ),
+    (
+        lambda d: d.update(normalizer={"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}]}),
+        "normalizer 'NFD' is not supported",
+    ),
+    (
+        lambda d: d.update(pre_tokenizer={"type": "Metaspace", "replacement": "▁"}),
+        (
+            r"pre-tokenizer 'Metaspace' is not supported \(for char-level BPE bytepair supports no pre-tokenizer, "
+            r"Whitespace, WhitespaceSplit, BertPreTokenizer, or Split"
+        ),
+    ),
+    (
+        lambda d: d.update(
+            pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Punctuation"}]}
+        ),
+        r"pre-tokenizer sequence \['WhitespaceSplit', 'Punctuation'\] is not supported",
+    ),
+    (
+        lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": r"\d"}, "behavior": "MergedWithNext"}),
+        "Split behavior 'MergedWithNext' is not supported",
+    ),
+    (
+        lambda d: d["added_tokens"].append(added(4, "<mask>", lstrip=True)),
+        "added token '<mask>' with lstrip=True is not supported",
+    ),
+    (
+        lambda d: (
+            d["added_tokens"].append(added(4, "Hi", normalized=True, special=False))
+            or d.update(normalizer={"type": "Lowercase"})
+        ),
+        "added token 'Hi' with normalized=True under Lowercase",
+    ),
     (lambda d: d["model"].update(unk_token="<unk>"), "unk_token '<unk>' is not in the vocabulary"),
     (lambda d: d["model"].update(merges=[["a", "b"]]), r"merge 0 \('a' 'b'\): 'b' is not in the vocabulary"),
-    (lambda d: d["model"]["vocab"].update(b=4) or d["model"].update(merges=[["a", "b"]]),
-     "the right part does not start with the continuing_subword_prefix '##'"),
-    (lambda d: d["model"].update(merges=[["a", "##b"], ["ab", "##b"]]),
-     r"merge 1 \('ab' '##b'\): 'abb' is not in the vocabulary"),
+    (
+        lambda d: d["model"]["vocab"].update(b=4) or d["model"].update(merges=[["a", "b"]]),
+        "the right part does not start with the continuing_subword_prefix '##'",
+    ),
+    (
+        lambda d: d["model"].update(merges=[["a", "##b"], ["ab", "##b"]]),
+        r"merge 1 \('ab' '##b'\): 'abb' is not in the vocabulary",
+    ),
     (lambda d: d["model"].update(merges=[["a", "##b", "c"]]), r"model.merges\[0\] is \['a', '##b', 'c'\]"),
     (lambda d: d["model"].update(merges=["a ##b c"]), r"model.merges\[0\] is 'a ##b c'"),
     (lambda d: d["model"]["vocab"].update(c=-1), "model.vocab gives 'c' the id -1"),
@@ -385,10 +530,12 @@ REFUSED = [
     (lambda d: d["model"]["vocab"].update(c=4_000_000_000), "id 4000000000 is far beyond the 5 tokens"),
     (lambda d: d["model"].update(vocab=[["a", 1]]), "model.vocab must be an object of token -> id"),
     (lambda d: d["model"].update(continuing_subword_prefix=5), "model.continuing_subword_prefix must be a string"),
-    (lambda d: d.update(added_tokens=[{"content": "", "id": 9}]), "needs a non-empty \"content\" and an int \"id\""),
+    (lambda d: d.update(added_tokens=[{"content": "", "id": 9}]), 'needs a non-empty "content" and an int "id"'),
     (lambda d: d["model"].update(type="Unigram"), "model type 'Unigram' is not supported"),
-    (lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}),
-     "is not a valid regex"),
+    (
+        lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}),
+        "is not a valid regex",
+    ),
 ]
 
 
@@ -410,9 +557,15 @@ def test_the_base_document_loads(tmp_path):
 
 def test_added_tokens_get_hf_ids_whatever_the_file_says(tmp_path):
     vocab = {"[UNK]": 0, "a": 1, "##b": 2, "ab": 3}
-    doc = edited(lambda d: d.update(added_tokens=[
-        added(0, "[UNK]"), added(77, "<s>"),  # HF gives <s> 4: the id after the model's tokens
-        added(5, "</s>")]))
+    doc = edited(
+        lambda d: d.update(
+            added_tokens=[
+                added(0, "[UNK]"),
+                added(77, "<s>"),  # HF gives <s> 4: the id after the model's tokens
+                added(5, "</s>"),
+            ]
+        )
+    )
     doc["model"]["vocab"] = vocab
     (tmp_path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
     tok = bytepair.Tokenizer.from_hf(tmp_path / "tokenizer.json")

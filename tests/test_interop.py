@@ -12,8 +12,7 @@ import pytest
 import bytepair
 from bytepair import cli, files, reference
 
-pytestmark = [pytest.mark.shared_data,
-              pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")]
+pytestmark = [pytest.mark.shared_data, pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")]
 
 
 def samples(shared_data: Path) -> list[tuple[str, str]]:
@@ -33,8 +32,23 @@ def trained(request, shared_data, tmp_path_factory) -> tuple[Path, bytepair.Toke
     parts = [(shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")[:400_000]]
     parts += [p.read_text(encoding="utf-8")[:5_000] for p in sorted((shared_data / "multilingual").rglob("*.txt"))]
     corpus.write_text("\n".join(parts), encoding="utf-8")
-    assert cli.main(["train", str(corpus), "--vocab-size", "3000", "--pattern", request.param, "--special-token",
-                     "<|endoftext|>", "-o", str(folder / "tok")]) == 0
+    assert (
+        cli.main(
+            [
+                "train",
+                str(corpus),
+                "--vocab-size",
+                "3000",
+                "--pattern",
+                request.param,
+                "--special-token",
+                "<|endoftext|>",
+                "-o",
+                str(folder / "tok"),
+            ]
+        )
+        == 0
+    )
     return folder / "tok", bytepair.Tokenizer.load(folder / "tok" / files.OUR_FILE), request.param
 
 
@@ -42,8 +56,9 @@ def test_transformers_loads_our_tokenizer_json(trained, shared_data):
     import transformers
 
     folder, tok, _ = trained
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(folder / files.HF_FILE),
-                                                clean_up_tokenization_spaces=False)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_file=str(folder / files.HF_FILE), clean_up_tokenization_spaces=False
+    )
     assert len(fast) == tok.vocab_size
     for label, text in samples(shared_data):
         ids = tok.encode(text, allowed_special="all")  # HF matches added tokens anywhere
@@ -59,8 +74,12 @@ def test_tiktoken_loads_our_rank_file(trained, shared_data, monkeypatch):
 
     folder, tok, pattern = trained
     ranks = load_tiktoken_bpe(str(folder / files.TIKTOKEN_FILE))
-    enc = tiktoken.Encoding("ours", pat_str=reference.PATTERNS[pattern], mergeable_ranks=ranks,
-                            special_tokens={"<|endoftext|>": tok.token_to_id("<|endoftext|>") or 0})
+    enc = tiktoken.Encoding(
+        "ours",
+        pat_str=reference.PATTERNS[pattern],
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": tok.token_to_id("<|endoftext|>") or 0},
+    )
     assert enc.n_vocab == tok.vocab_size
     for label, text in samples(shared_data):
         ids = tok.encode(text, allowed_special="all")
@@ -91,13 +110,43 @@ def test_a_datasets_dataset_trains_the_same_in_python_and_on_the_command_line(tm
     batches = (batch["text"] for batch in ds.iter(batch_size=512))
     assert bytepair.train(batches, 600, special_tokens=["<|endoftext|>"]) == want
     ds.to_json(str(tmp_path / "ds.jsonl"), lines=True, force_ascii=False)
-    assert cli.main(["train", str(tmp_path / "ds.jsonl"), "--jsonl-field", "text", "--vocab-size", "600",
-                     "--special-token", "<|endoftext|>", "-o", str(tmp_path / "tok")]) == 0
+    assert (
+        cli.main(
+            [
+                "train",
+                str(tmp_path / "ds.jsonl"),
+                "--jsonl-field",
+                "text",
+                "--vocab-size",
+                "600",
+                "--special-token",
+                "<|endoftext|>",
+                "-o",
+                str(tmp_path / "tok"),
+            ]
+        )
+        == 0
+    )
     assert bytepair.Tokenizer.load(tmp_path / "tok" / files.OUR_FILE) == want
     # Encoding the dataset's JSON lines gives one document per row, as encode_batch does.
     out = tmp_path / "ids.jsonl"
-    assert cli.main(["encode", "-t", str(tmp_path / "tok"), "--jsonl-field", "text", "--format", "json",
-                     "-o", str(out), str(tmp_path / "ds.jsonl")]) == 0
+    assert (
+        cli.main(
+            [
+                "encode",
+                "-t",
+                str(tmp_path / "tok"),
+                "--jsonl-field",
+                "text",
+                "--format",
+                "json",
+                "-o",
+                str(out),
+                str(tmp_path / "ds.jsonl"),
+            ]
+        )
+        == 0
+    )
     import json
 
     got = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

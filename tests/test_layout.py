@@ -80,11 +80,38 @@ def test_the_import_paths_users_had_keep_working():
     from bytepair import cli, compare, describe, dna, explain, files, reference, viewer, viz
 
     assert bytepair.Tokenizer.__module__ == "bytepair"
-    for name in ("Tokenizer", "train", "train_from_counts", "get_encoding", "ENCODINGS", "train_dna", "read_fasta",
-                 "iter_fasta", "FastaRecord", "reverse_complement", "dna_stats", "DnaStats", "__version__"):
+    for name in (
+        "Tokenizer",
+        "train",
+        "train_from_counts",
+        "get_encoding",
+        "ENCODINGS",
+        "train_dna",
+        "read_fasta",
+        "iter_fasta",
+        "FastaRecord",
+        "reverse_complement",
+        "dna_stats",
+        "DnaStats",
+        "__version__",
+    ):
         assert hasattr(bytepair, name), name
-    for name in ("OUR_FILE", "HF_FILE", "TIKTOKEN_FILE", "load_tokenizer", "documents", "Piece", "encode_stream",
-                 "decode_stream", "EncodeSummary", "Progress", "choose_dtype", "can_cut", "read_ids", "open_text"):
+    for name in (
+        "OUR_FILE",
+        "HF_FILE",
+        "TIKTOKEN_FILE",
+        "load_tokenizer",
+        "documents",
+        "Piece",
+        "encode_stream",
+        "decode_stream",
+        "EncodeSummary",
+        "Progress",
+        "choose_dtype",
+        "can_cut",
+        "read_ids",
+        "open_text",
+    ):
         assert hasattr(files, name), name
     for name in ("FastaRecord", "iter_fasta", "read_fasta", "train_dna", "dna_stats", "reverse_complement"):
         assert hasattr(dna, name), name
@@ -101,8 +128,9 @@ def test_a_tokenizer_pickled_by_version_0_1_0_loads():
     tok = pickle.loads(data)
     assert isinstance(tok, bytepair.Tokenizer)
     assert tok.encode("lowest hugs<|endoftext|>", allowed_special="all") == [258, 69, 83, 84, 269, 0]
-    again = bytepair.train(["low lower lowest, hug pug <|endoftext|> hugs"] * 5, vocab_size=270,
-                           special_tokens=["<|endoftext|>"])
+    again = bytepair.train(
+        ["low lower lowest, hug pug <|endoftext|> hugs"] * 5, vocab_size=270, special_tokens=["<|endoftext|>"]
+    )
     assert tok == again
     assert pickle.loads(pickle.dumps(again)) == again
     assert b"bytepair._tokenizer" not in pickle.dumps(again)  # pickles name bytepair.Tokenizer

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import shared_data_dir
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -26,8 +27,14 @@ def test_readme_example_runs(index, request):
     if "shared/data" in BLOCKS[index]:
         request.getfixturevalue("shared_data")  # skips without ../shared/data (fails under CI)
     env = {**os.environ, "BYTEPAIR_SHARED_DATA": str(shared_data_dir())}
-    result = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", BLOCKS[index]], cwd=README.parent,
-                            env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", BLOCKS[index]],
+        cwd=README.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, f"README.md python block {index}:\n{BLOCKS[index]}\n{result.stderr}"
 
 

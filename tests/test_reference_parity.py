@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair import reference
 from bytepair.training import TrainSettings, new_counts
 from conftest import examples
-from bytepair import reference
 
 # Small alphabets make many equal counts, which is where tie rules and id order matter.
 LETTERS = "abcAB"
@@ -18,6 +18,7 @@ WIDE = "abcé日🎉#"
 
 words = st.text(alphabet=LETTERS, min_size=1, max_size=8) | st.text(alphabet=WIDE, min_size=1, max_size=6)
 word_counts = st.dictionaries(words, st.integers(1, 40), min_size=1, max_size=14)
+
 
 def with_limit_rules(opts: dict) -> dict:
     """limit_alphabet applies to char mode and needs an unknown token."""
@@ -111,8 +112,9 @@ texts = st.lists(st.lists(fragments, max_size=30).map("".join), min_size=1, max_
     extra=st.integers(0, 60),
     threads=st.sampled_from([1, 2, 3]),
 )
-def test_train_on_texts_equals_reference(corpus, pattern, mode, tie_break, specials, with_special_in_text, extra,
-                                         threads):
+def test_train_on_texts_equals_reference(
+    corpus, pattern, mode, tie_break, specials, with_special_in_text, extra, threads
+):
     if with_special_in_text and specials:
         corpus = [t + specials[0] + t[::-1] for t in corpus]
     freqs = reference.word_frequencies(corpus, pattern, specials)
@@ -144,7 +146,11 @@ def test_word_counts_equal_reference_in_order_of_first_appearance(corpus, patter
 
 @pytest.fixture(scope="module")
 def byte_tokenizers():
-    corpus = ["The quick brown fox jumps over the lazy dog. " * 3, "naïve café 日本語 🎉🎉 x\x00y", "def f(x):\n    return x\n"]
+    corpus = [
+        "The quick brown fox jumps over the lazy dog. " * 3,
+        "naïve café 日本語 🎉🎉 x\x00y",
+        "def f(x):\n    return x\n",
+    ]
     return (
         bytepair.train(corpus, 256 + 80, special_tokens=["<|endoftext|>"]),
         reference.train(corpus, 256 + 80, special_tokens=["<|endoftext|>"]),
@@ -154,7 +160,7 @@ def byte_tokenizers():
 @settings(max_examples=examples(300), deadline=None)
 @given(text=st.text())
 def test_byte_mode_round_trips_any_text(byte_tokenizers, text):
-    tok, ref = byte_tokenizers
+    tok, _ = byte_tokenizers
     ids = tok.encode_ordinary(text)
     assert tok.decode(ids) == text
     assert tok.decode_bytes(ids) == text.encode("utf-8")
@@ -162,7 +168,9 @@ def test_byte_mode_round_trips_any_text(byte_tokenizers, text):
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from(["\x00", "🎉" * 7, "\x00a\x00"]))
+@given(
+    text=st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from(["\x00", "🎉" * 7, "\x00a\x00"])
+)
 def test_byte_mode_encode_equals_reference(byte_tokenizers, text):
     tok, ref = byte_tokenizers
     assume("<|endoftext|>" not in text)

@@ -209,7 +209,8 @@ def test_reading_counts_while_another_thread_counts_a_file_does_not_hang(tmp_pat
     path = tmp_path / "text.txt"
     # Distinct words, so that counting takes a while (it checks for Ctrl-C every 50 ms; ~1 s here).
     path.write_text("".join(f"line {i} of words {i * 7} to count\n" for i in range(600_000)), encoding="utf-8")
-    child = subprocess.run([sys.executable, "-c", COUNT_WHILE_READ, str(path)], capture_output=True, text=True,
-                           timeout=60)
+    child = subprocess.run(
+        [sys.executable, "-c", COUNT_WHILE_READ, str(path)], capture_output=True, text=True, timeout=60
+    )
     assert child.returncode == 0, child.stderr
     assert int(child.stdout) == path.stat().st_size

@@ -19,11 +19,41 @@ from conftest import examples
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
 
 # The characters whose pieces differ between patterns, at and around line breaks and spaces.
-PARTS = ["a", "b", "Σ", "ß", "日本", "9", "12345", "²", " ", "  ", "\n", "\n\n", "\r\n", "\r", "\t", ".", "/", "'s",
-         "'", ",", "!\n", "🎉", "\u00a0", "\x1c", "\u0301", "A", "Ab", "<|endoftext|>"]
+PARTS = [
+    "a",
+    "b",
+    "Σ",
+    "ß",
+    "日本",
+    "9",
+    "12345",
+    "²",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\r",
+    "\t",
+    ".",
+    "/",
+    "'s",
+    "'",
+    ",",
+    "!\n",
+    "🎉",
+    "\u00a0",
+    "\x1c",
+    "\u0301",
+    "A",
+    "Ab",
+    "<|endoftext|>",
+]
 TEXTS = st.lists(st.sampled_from(PARTS), max_size=80).map("".join) | st.text(max_size=60)
 
-TRAINING = "".join(f"The cat{i % 7}. sat\non the mat!\n\nNaïve  café\r\n'tis 12345 / x{i}\t日本 🎉\n" for i in range(300))
+TRAINING = "".join(
+    f"The cat{i % 7}. sat\non the mat!\n\nNaïve  café\r\n'tis 12345 / x{i}\t日本 🎉\n" for i in range(300)
+)
 
 
 def pieces_of(text: str, tmp: Path, piece_chars: int, cut: bool = True) -> list[files.Piece]:
@@ -36,7 +66,7 @@ def encoded_in_pieces(tok: bytepair.Tokenizer, pieces: list[files.Piece]) -> lis
     out = io.BytesIO()
     files.encode_stream(tok, pieces, out, format="bin", dtype="uint32", special="allow")
     data = out.getvalue()
-    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+    return [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +76,12 @@ def trained() -> dict[str, bytepair.Tokenizer]:
     out = {}
     for pattern in ("gpt2", "cl100k", "o200k", "whitespace"):
         out[pattern] = bytepair.train([TRAINING], 600, pattern=pattern, special_tokens=["<|endoftext|>"])
-    out["o200k lowercase"] = bytepair.train([TRAINING], 600, pattern="o200k", lowercase=True,
-                                            special_tokens=["<|endoftext|>"])
-    out["char whitespace"] = bytepair.train([TRAINING], 120, mode="char", pattern="whitespace", unk_token="[UNK]",
-                                            special_tokens=["<|endoftext|>"])
+    out["o200k lowercase"] = bytepair.train(
+        [TRAINING], 600, pattern="o200k", lowercase=True, special_tokens=["<|endoftext|>"]
+    )
+    out["char whitespace"] = bytepair.train(
+        [TRAINING], 120, mode="char", pattern="whitespace", unk_token="[UNK]", special_tokens=["<|endoftext|>"]
+    )
     return out
 
 
@@ -66,7 +98,9 @@ def test_pieces_encode_like_the_whole_text(trained, tmp_path_factory, text, piec
 
 def test_every_shared_corpus_in_small_pieces(shared_data, tmp_path):
     encodings = {n: bytepair.get_encoding(n, shared_data) for n in ("r50k_base", "cl100k_base", "o200k_base")}
-    paths = sorted((shared_data / "multilingual").rglob("*.txt")) + sorted((shared_data / "multilingual").rglob("*.json"))
+    paths = sorted((shared_data / "multilingual").rglob("*.txt")) + sorted(
+        (shared_data / "multilingual").rglob("*.json")
+    )
     paths.append(shared_data / "text/tinyshakespeare/input.txt")
     cuts = 0
     for path in paths:
@@ -108,7 +142,7 @@ def test_not_utf8_and_bad_jsonl_are_clear(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     with pytest.raises(ValueError, match="not UTF-8.*--errors replace"):
         list(files.documents([str(tmp_path / "latin1.txt")]))
-    assert list(files.documents([str(tmp_path / "latin1.txt")], errors="replace"))[0].text == "caf\ufffd\n"
+    assert next(iter(files.documents([str(tmp_path / "latin1.txt")], errors="replace"))).text == "caf\ufffd\n"
     (tmp_path / "d.jsonl").write_text('{"text": "a"}\n{"body": "b"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"line 2: no field 'text' \(it has \['body'\]\)"):
         list(files.documents([str(tmp_path / "d.jsonl")], jsonl_field="text"))
@@ -134,8 +168,7 @@ def test_token_files_round_trip(trained, documents, fmt):
     flat = [i for ids, _ in back for i in ids]
     assert flat == [i for w in want for i in w]
     decoded = io.BytesIO()
-    files.decode_stream(tok, io.BytesIO(out.getvalue()), decoded, format=fmt, dtype="uint16", join=b"|",
-                        separator=sep)
+    files.decode_stream(tok, io.BytesIO(out.getvalue()), decoded, format=fmt, dtype="uint16", join=b"|", separator=sep)
     joined = "".join(documents) if fmt == "bin" and sep is None else "|".join(documents)
     assert decoded.getvalue() == joined.encode("utf-8")
 

@@ -21,9 +21,25 @@ COURSE_CORPUS = [
 ]
 
 COURSE_MERGES = [
-    ("Ġ", "t"), ("i", "s"), ("e", "r"), ("Ġ", "a"), ("Ġt", "o"), ("e", "n"), ("T", "h"), ("Th", "is"),
-    ("o", "u"), ("s", "e"), ("Ġto", "k"), ("Ġtok", "en"), ("n", "d"), ("Ġ", "is"), ("Ġt", "h"), ("Ġth", "e"),
-    ("i", "n"), ("Ġa", "b"), ("Ġtoken", "i"),
+    ("Ġ", "t"),
+    ("i", "s"),
+    ("e", "r"),
+    ("Ġ", "a"),
+    ("Ġt", "o"),
+    ("e", "n"),
+    ("T", "h"),
+    ("Th", "is"),
+    ("o", "u"),
+    ("s", "e"),
+    ("Ġto", "k"),
+    ("Ġtok", "en"),
+    ("n", "d"),
+    ("Ġ", "is"),
+    ("Ġt", "h"),
+    ("Ġth", "e"),
+    ("i", "n"),
+    ("Ġa", "b"),
+    ("Ġtoken", "i"),
 ]
 COURSE_COUNTS = [7, 5, 5, 5, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2]
 
@@ -41,7 +57,19 @@ def test_char_mode_hug_example(impl):
 def test_char_mode_hug_ids():
     tok = bytepair.train_from_counts(HUG_COUNTS, vocab_size=11, mode="char", unk_token="[UNK]")
     # 7 characters + [UNK] + 3 merges; [UNK] is special, so it comes first.
-    assert tok.vocab == {"[UNK]": 0, "b": 1, "g": 2, "h": 3, "n": 4, "p": 5, "s": 6, "u": 7, "ug": 8, "un": 9, "hug": 10}
+    assert tok.vocab == {
+        "[UNK]": 0,
+        "b": 1,
+        "g": 2,
+        "h": 3,
+        "n": 4,
+        "p": 5,
+        "s": 6,
+        "u": 7,
+        "ug": 8,
+        "un": 9,
+        "hug": 10,
+    }
     assert tok.encode("thug") == [0, 10]
     # The space was never seen in training, so it becomes [UNK] — and decodes as the text "[UNK]".
     assert tok.tokenize("hugs bun") == ["hug", "s", "[UNK]", "b", "un"]
@@ -87,7 +115,9 @@ def test_hf_tie_break_equals_hf_tokenizers_on_the_course_example():
     tok = bytepair.train(COURSE_CORPUS, 50, special_tokens=["<|endoftext|>"], initial_alphabet="corpus", tie_break="hf")
     assert tok.merges == want_merges
     assert tok.vocab == want_vocab
-    ref = reference.train(COURSE_CORPUS, 50, special_tokens=["<|endoftext|>"], initial_alphabet="corpus", tie_break="hf")
+    ref = reference.train(
+        COURSE_CORPUS, 50, special_tokens=["<|endoftext|>"], initial_alphabet="corpus", tie_break="hf"
+    )
     assert ref.merges == want_merges
     # The two rules really differ here: the second merge is (i, s) for first_seen and (e, r) for hf.
     assert tok.merges[1] == ("e", "r") and COURSE_MERGES[1] == ("i", "s")
@@ -95,8 +125,9 @@ def test_hf_tie_break_equals_hf_tokenizers_on_the_course_example():
 
 @pytest.mark.parametrize("impl", [bytepair, reference], ids=["core", "reference"])
 def test_continuing_subword_prefix_course_example(impl):
-    kwargs: dict[str, Any] = dict(special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True,
-                                  continuing_subword_prefix="##")
+    kwargs: dict[str, Any] = dict(
+        special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True, continuing_subword_prefix="##"
+    )
     tok = impl.train(COURSE_CORPUS, vocab_size=50, **kwargs)
     assert tok.merges[:5] == [("Ġ", "##t"), ("##i", "##s"), ("##e", "##r"), ("Ġ", "##a"), ("Ġt", "##o")]
     assert len(tok.merges) == 21
@@ -107,8 +138,9 @@ def test_continuing_subword_prefix_course_example(impl):
 
 
 def test_continuing_subword_prefix_tokenizes_like_the_reference():
-    kwargs: dict[str, Any] = dict(special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True,
-                                  continuing_subword_prefix="##")
+    kwargs: dict[str, Any] = dict(
+        special_tokens=["<eot>"], initial_alphabet="corpus", lowercase=True, continuing_subword_prefix="##"
+    )
     tok = bytepair.train(COURSE_CORPUS, vocab_size=50, **kwargs)
     ref = reference.train(COURSE_CORPUS, vocab_size=50, **kwargs)
     for text in COURSE_CORPUS + ["This is the tokenizer section."]:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import bytepair
-from bytepair.training import TrainSettings, new_counts
 from bytepair import reference
+from bytepair.training import TrainSettings, new_counts
 
 pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
 
@@ -60,8 +60,9 @@ def test_hf_tie_break_equals_hf_bpetrainer_on_python_source():
     corpus = source_lines(stdlib_sources(120))
     hf = tokenizers.Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(vocab_size=3000, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=3000, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     hf.train_from_iterator(corpus, trainer)
     model = json.loads(hf.to_str())["model"]
     want = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
@@ -110,13 +111,19 @@ def test_thread_count_changes_nothing(multilingual_files):
     """5 MB in many work items: word order and merges are the same for 1, 2 and 5 threads, from files or texts."""
     results = []
     for threads in (1, 2, 5):
-        counts = new_counts(TrainSettings.from_arguments(1, pattern="gpt2", special_tokens=["<|endoftext|>"], lowercase=False, threads=threads))
+        counts = new_counts(
+            TrainSettings.from_arguments(
+                1, pattern="gpt2", special_tokens=["<|endoftext|>"], lowercase=False, threads=threads
+            )
+        )
         for f in multilingual_files:
             counts.add_file(f, "strict")
         results.append(counts.items())
     assert results[0] == results[1] == results[2]
     texts = [line for f in multilingual_files for line in newline_split(Path(f).read_bytes().decode("utf-8"))]
-    counts = new_counts(TrainSettings.from_arguments(1, pattern="gpt2", special_tokens=["<|endoftext|>"], lowercase=False, threads=2))
+    counts = new_counts(
+        TrainSettings.from_arguments(1, pattern="gpt2", special_tokens=["<|endoftext|>"], lowercase=False, threads=2)
+    )
     counts.add_texts(texts)
     assert counts.items() == results[0]
     toks = [bytepair.train(multilingual_files, 2500, threads=t) for t in (1, 2, 5)]
@@ -133,6 +140,7 @@ def test_threads_must_be_positive():
 
 def test_hf_datasets_columns_and_batches():
     import datasets  # a test dependency (make test installs it)
+
     texts = ["the cat sat on the mat\n", "the dog sat\n", "a cat and a dog\n"] * 20
     ds = datasets.Dataset.from_dict({"text": texts, "id": list(range(len(texts)))})
     want = bytepair.train(texts, 300)
@@ -184,7 +192,7 @@ def test_a_100_mb_line_without_a_newline(tmp_path):
 
 
 def test_a_run_of_one_symbol_is_linear_and_exact():
-    """"a" * 2_000_000 as one word: merges double the token each time (a+a, aa+aa, …) — no quadratic blow-up."""
+    """ "a" * 2_000_000 as one word: merges double the token each time (a+a, aa+aa, …) — no quadratic blow-up."""
     tok = bytepair.train(["a" * 2_000_000], 256 + 15, pattern=None)
     assert tok.merges[:4] == [("a", "a"), ("aa", "aa"), ("aaaa", "aaaa"), ("aaaaaaaa", "aaaaaaaa")]
     small = "a" * 1000
@@ -210,15 +218,16 @@ def test_limit_alphabet_keeps_the_most_frequent_characters():
     assert [tok.id_to_token(i) for i in range(4)] == ["[UNK]", "a", "b", "c"]
     assert tok.tokenize("dé") == ["[UNK]", "[UNK]"]
     # initial_alphabet characters always stay.
-    tok = bytepair.train(corpus, 10, mode="char", pattern="whitespace", limit_alphabet=3, unk_token="[UNK]",
-                         initial_alphabet=["é"])
+    tok = bytepair.train(
+        corpus, 10, mode="char", pattern="whitespace", limit_alphabet=3, unk_token="[UNK]", initial_alphabet=["é"]
+    )
     assert [tok.id_to_token(i) for i in range(4)] == ["[UNK]", "a", "b", "é"]
 
 
 def test_limit_alphabet_needs_unk_and_char_mode():
     with pytest.raises(ValueError, match=r"leaves out 2 of the 5 characters.*'d' seen 3 times.*unk_token"):
         bytepair.train(["aaaa bbb cc d é"] * 3, 10, mode="char", pattern="whitespace", limit_alphabet=2 + 1)
-    with pytest.raises(ValueError, match="only applies to mode=\"char\""):
+    with pytest.raises(ValueError, match='only applies to mode="char"'):
         bytepair.train(["abc"], 300, limit_alphabet=10)
     with pytest.raises(ValueError, match="limit_alphabet must be None or an int >= 1"):
         bytepair.train(["abc"], 300, mode="char", limit_alphabet=0)

@@ -22,12 +22,20 @@ SAMPLE = "The cat — naïve 🎉🎉 日本語 <|endoftext|> x\r\n\ty\x00z"
 
 TOKENIZERS = {
     "byte": dict(vocab_size=300, special_tokens=["<|endoftext|>"]),
-    "char-unk-whitespace": dict(vocab_size=60, mode="char", unk_token="[UNK]", pattern="whitespace",
-                                special_tokens=["<|endoftext|>"]),
-    "char-prefix-lowercase": dict(vocab_size=60, mode="char", unk_token="[UNK]", continuing_subword_prefix="##",
-                                  lowercase=True, special_tokens=["<|endoftext|>"]),
-    "byte-whitespace-suffix": dict(vocab_size=600, pattern="whitespace", end_of_word_suffix="</w>",
-                                   special_tokens=["<|endoftext|>"]),
+    "char-unk-whitespace": dict(
+        vocab_size=60, mode="char", unk_token="[UNK]", pattern="whitespace", special_tokens=["<|endoftext|>"]
+    ),
+    "char-prefix-lowercase": dict(
+        vocab_size=60,
+        mode="char",
+        unk_token="[UNK]",
+        continuing_subword_prefix="##",
+        lowercase=True,
+        special_tokens=["<|endoftext|>"],
+    ),
+    "byte-whitespace-suffix": dict(
+        vocab_size=600, pattern="whitespace", end_of_word_suffix="</w>", special_tokens=["<|endoftext|>"]
+    ),
 }
 
 
@@ -88,7 +96,7 @@ def test_html_page_is_self_contained_and_escaped(toks):
     tok = toks["byte"]
     text = 'a <b>"bold"</b> & <script>alert(1)</script>\n🎉 <|endoftext|>'
     page = viewer.html_page(tok, text, title="t <x>")
-    assert "<script>alert" not in page and "<b>\"bold" not in page
+    assert "<script>alert" not in page and '<b>"bold' not in page
     assert "<title>t &lt;x&gt;</title>" in page
     assert not re.search(r"""(src|href)=["']?(http|//)""", page)
     spans = re.findall(r'<span class="t ([^"]*)" data-ids="([^"]*)" data-bytes="(\d+)" title="([^"]*)">', page)
@@ -158,8 +166,11 @@ def test_compare_counts(toks):
     assert byte.tokens == sum(map(len, ids)) and byte.distinct == len({i for x in ids for i in x})
     assert byte.vocab_used == byte.distinct / toks["byte"].vocab_size
     assert chars.tokens == sum(map(len, texts)) and chars.vocab_used is None
-    assert char.unknown == sum(x.count(0) for x in [toks["char-unk-whitespace"].encode(t, disallowed_special=())
-                                                   for t in texts]) or char.unknown > 0
+    assert (
+        char.unknown
+        == sum(x.count(0) for x in [toks["char-unk-whitespace"].encode(t, disallowed_special=()) for t in texts])
+        or char.unknown > 0
+    )
     assert byte.words == 7 and byte.bytes == sum(len(t.encode()) for t in texts)
     table = compare.table(rows)
     assert table.splitlines()[0].split()[:2] == ["tokenizer", "vocab"] and "open" in table
@@ -198,19 +209,28 @@ def test_textbook_lecture_equals_reference_and_core():
 
 
 @settings(max_examples=examples(40), deadline=None)
-@given(counts=st.dictionaries(st.text(alphabet="abcde ", min_size=1, max_size=6), st.integers(1, 9), min_size=1,
-                              max_size=8),
-       tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]), mode=st.sampled_from(["char", "byte"]),
-       merges=st.none() | st.integers(0, 5))
+@given(
+    counts=st.dictionaries(
+        st.text(alphabet="abcde ", min_size=1, max_size=6), st.integers(1, 9), min_size=1, max_size=8
+    ),
+    tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]),
+    mode=st.sampled_from(["char", "byte"]),
+    merges=st.none() | st.integers(0, 5),
+)
 def test_lecture_follows_the_core_merge_for_merge(counts, tie_break, mode, merges):
     lecture = explain.explain_steps(counts, tie_break=tie_break, mode=mode, merges=merges, words=["abc", "zed"])
-    core = bytepair.train_from_counts(counts, 10_000, mode=mode, tie_break=tie_break, initial_alphabet="corpus",
-                                      pattern=None)
+    core = bytepair.train_from_counts(
+        counts, 10_000, mode=mode, tie_break=tie_break, initial_alphabet="corpus", pattern=None
+    )
     want = (core.trace or [])[: merges if merges is not None else None]
     assert [(s.pair, s.count) for s in lecture.steps] == want
-    assert lecture.finished == (len(want) == len(core.trace or []) and
-                                all(len(s) == 1 for s in (lecture.steps[-1].splits.values() if lecture.steps else
-                                                          lecture.initial_splits.values())))
+    assert lecture.finished == (
+        len(want) == len(core.trace or [])
+        and all(
+            len(s) == 1
+            for s in (lecture.steps[-1].splits.values() if lecture.steps else lecture.initial_splits.values())
+        )
+    )
     assert lecture.render()
 
 

@@ -9,7 +9,7 @@ import functools
 import gc
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 
 from . import _core
 from ._checks import as_id, check_ids, check_str, check_texts, check_threads, thread_request
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Tokenizer", "TokenizerSettings"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 
 class TokenizerSettings(TypedDict):
@@ -38,7 +38,7 @@ class TokenizerSettings(TypedDict):
     tie_break: str | None
 
 
-class Tokenizer:
+class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as that would be slow)
     """A BPE tokenizer: special tokens, a pre-tokenization pattern, a base alphabet and merges.
 
     Get one from `bytepair.train`, `bytepair.train_from_counts` or `Tokenizer.load`.
@@ -223,8 +223,12 @@ class Tokenizer:
             raise ValueError(f"this vocabulary has {self.vocab_size} ids, more than uint16 holds: use dtype='uint32'")
         narrow = np.dtype(dtype) == np.uint16
         packed, lengths = self.encode_batch_packed(
-            [text] if isinstance(text, str) else text, width=2 if narrow else 4, allowed_special=allowed_special,
-            disallowed_special=disallowed_special, threads=threads)
+            [text] if isinstance(text, str) else text,
+            width=2 if narrow else 4,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            threads=threads,
+        )
         ids: npt.NDArray[np.unsignedinteger[Any]] = np.frombuffer(packed, dtype="<u2" if narrow else "<u4")
         if not ids.dtype.isnative:  # pragma: no cover (big-endian machines)
             ids = ids.astype(ids.dtype.newbyteorder("="))
@@ -273,8 +277,9 @@ class Tokenizer:
     # -- existing vocabularies --------------------------------------------------------------------------
 
     @classmethod
-    def from_tiktoken(cls, path: PathLike, *, pattern: str | None = "cl100k",
-                      special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
+    def from_tiktoken(
+        cls, path: PathLike, *, pattern: str | None = "cl100k", special_tokens: Mapping[str, int] | None = None
+    ) -> Tokenizer:
         """A tokenizer from a tiktoken rank file (`*.tiktoken`: base64 token and rank per line). Its ids and
         encodings equal tiktoken's: tiktoken's merge rule (any two adjacent parts whose concatenation is a
         token merge, lowest rank first; a piece that is a token stays whole) is kept.
@@ -287,8 +292,14 @@ class Tokenizer:
         return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens)
 
     @classmethod
-    def from_gpt2(cls, vocab_json: PathLike, merges_txt: PathLike, *,
-                  special_tokens: Iterable[str] | None = None, pattern: str | None = "gpt2") -> Tokenizer:
+    def from_gpt2(
+        cls,
+        vocab_json: PathLike,
+        merges_txt: PathLike,
+        *,
+        special_tokens: Iterable[str] | None = None,
+        pattern: str | None = "gpt2",
+    ) -> Tokenizer:
         """A tokenizer from GPT-2's `encoder.json` + `vocab.bpe`, or HF's `vocab.json` + `merges.txt`
         (byte-level BPE). Merges apply in the file's order, as HF tokenizers does.
 
@@ -538,26 +549,36 @@ class Tokenizer:
 
     def _policy(self, allowed_special: object, disallowed_special: object) -> tuple[list[bool], list[bool]]:
         """tiktoken-style special-token arguments as one flag per special token: (allowed, disallowed)."""
-        if (type(allowed_special) is frozenset and not allowed_special
-                and type(disallowed_special) is str and disallowed_special == "all"):
+        if (
+            type(allowed_special) is frozenset
+            and not allowed_special
+            and type(disallowed_special) is str
+            and disallowed_special == "all"
+        ):
             return self._default_policy  # the defaults
-        return (self._special_flags(allowed_special, "allowed_special"),
-                self._special_flags(disallowed_special, "disallowed_special"))
+        return (
+            self._special_flags(allowed_special, "allowed_special"),
+            self._special_flags(disallowed_special, "disallowed_special"),
+        )
 
     def _special_flags(self, value: object, name: str) -> list[bool]:
         if value == "all":
             return [True] * len(self._specials)
         if isinstance(value, str):
-            raise TypeError(f'{name} must be "all" or a collection of special-token strings, not the string {value!r}; '
-                            f'write {name}={{{value!r}}}')
+            raise TypeError(
+                f'{name} must be "all" or a collection of special-token strings, not the string {value!r}; '
+                f"write {name}={{{value!r}}}"
+            )
         try:
             chosen = set(value)  # type: ignore[call-overload]
         except TypeError:
             raise TypeError(f'{name} must be "all" or a collection of special-token strings') from None
         unknown = chosen - set(self._specials)
         if unknown:
-            raise ValueError(f"{name} names {sorted(unknown)!r}, which are not special tokens of this tokenizer "
-                             f"(its special tokens: {self._specials!r})")
+            raise ValueError(
+                f"{name} names {sorted(unknown)!r}, which are not special tokens of this tokenizer "
+                f"(its special tokens: {self._specials!r})"
+            )
         return [s in chosen for s in self._specials]
 
 

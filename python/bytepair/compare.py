@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ._tokenizer import Tokenizer
 from .viewer import PerToken
 
-__all__ = ["BASELINES", "Row", "compare", "table", "chart"]
+__all__ = ["BASELINES", "Row", "chart", "compare", "table"]
 
 BASELINES = ("bytes", "chars", "words")
 
@@ -56,11 +56,19 @@ class Row(PerToken):
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "name": self.name, "vocab_size": self.vocab_size, "documents": self.documents, "bytes": self.bytes,
-            "characters": self.characters, "words": self.words, "tokens": self.tokens,
-            "bytes_per_token": round(self.bytes_per_token, 4), "chars_per_token": round(self.chars_per_token, 4),
-            "tokens_per_word": round(self.tokens_per_word, 4), "distinct_tokens": self.distinct,
-            "vocab_used": None if self.vocab_used is None else round(self.vocab_used, 6), "unknown": self.unknown,
+            "name": self.name,
+            "vocab_size": self.vocab_size,
+            "documents": self.documents,
+            "bytes": self.bytes,
+            "characters": self.characters,
+            "words": self.words,
+            "tokens": self.tokens,
+            "bytes_per_token": round(self.bytes_per_token, 4),
+            "chars_per_token": round(self.chars_per_token, 4),
+            "tokens_per_word": round(self.tokens_per_word, 4),
+            "distinct_tokens": self.distinct,
+            "vocab_used": None if self.vocab_used is None else round(self.vocab_used, 6),
+            "unknown": self.unknown,
         }
 
 
@@ -136,11 +144,19 @@ def table(rows: list[Row], *, markdown: bool = False) -> str:
     head += ["unknown"] if unknown else []
     body = []
     for r in rows:
-        body.append([
-            r.name, f"{r.vocab_size:,}" if r.vocab_size else "open", f"{r.tokens:,}", f"{r.bytes_per_token:.2f}",
-            f"{r.chars_per_token:.2f}", f"{r.tokens_per_word:.2f}", f"{r.distinct:,}",
-            f"{r.vocab_used:.1%}" if r.vocab_used is not None else "-",
-        ] + ([f"{r.unknown:,}" if r.has_unk else "-"] if unknown else []))
+        body.append(
+            [
+                r.name,
+                f"{r.vocab_size:,}" if r.vocab_size else "open",
+                f"{r.tokens:,}",
+                f"{r.bytes_per_token:.2f}",
+                f"{r.chars_per_token:.2f}",
+                f"{r.tokens_per_word:.2f}",
+                f"{r.distinct:,}",
+                f"{r.vocab_used:.1%}" if r.vocab_used is not None else "-",
+            ]
+            + ([f"{r.unknown:,}" if r.has_unk else "-"] if unknown else [])
+        )
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 1)]
         lines += ["| " + " | ".join(cells) + " |" for cells in body]

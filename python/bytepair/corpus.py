@@ -23,7 +23,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, BinaryIO, Literal, Union
+from typing import IO, TYPE_CHECKING, BinaryIO, Literal
 
 from .formats.fasta import FastaRecord
 
@@ -32,13 +32,21 @@ if TYPE_CHECKING:
     from .progress import Progress
 
 __all__ = [
-    "Corpus", "PathLike", "Piece", "can_cut", "corpus_files", "corpus_items", "documents", "expand_path",
-    "open_text", "reads_as_a_path",
+    "Corpus",
+    "PathLike",
+    "Piece",
+    "can_cut",
+    "corpus_files",
+    "corpus_items",
+    "documents",
+    "expand_path",
+    "open_text",
+    "reads_as_a_path",
 ]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 #: A path (file or glob), or an iterable of texts, batches of texts, FASTA records and Path objects.
-Corpus = Union[PathLike, Iterable[Union[str, "os.PathLike[str]", FastaRecord, Sequence[str]]]]
+Corpus = PathLike | Iterable[str | os.PathLike[str] | FastaRecord | Sequence[str]]
 
 # Texts are handed to the core in batches of about this many characters (one GIL release per batch).
 BATCH_CHARS = 8 << 20

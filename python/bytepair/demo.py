@@ -33,20 +33,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.vocab_size < 257:
         parser.error(f"--vocab-size {args.vocab_size}: at least 257 (the 256 bytes and <|endoftext|>)")
     if args.save is not None and (args.save.is_dir() or not args.save.parent.is_dir()):
-        parser.error(f"--save {args.save}: " + ("is a folder; give a file name such as tok.json" if args.save.is_dir()
-                                                 else f"the folder {args.save.parent} does not exist"))
+        parser.error(
+            f"--save {args.save}: "
+            + (
+                "is a folder; give a file name such as tok.json"
+                if args.save.is_dir()
+                else f"the folder {args.save.parent} does not exist"
+            )
+        )
 
     files = stdlib_sources()
     if not files:
         print("no .py files found under the standard library; is this a full Python install?", file=sys.stderr)
         return 1
     size = sum(f.stat().st_size for f in files)
-    print(f"Corpus: {len(files)} .py files of the Python {sys.version.split()[0]} standard library, "
-          f"{size / 1e6:.1f} MB (under {Path(sysconfig.get_paths()['stdlib'])})")
+    print(
+        f"Corpus: {len(files)} .py files of the Python {sys.version.split()[0]} standard library, "
+        f"{size / 1e6:.1f} MB (under {Path(sysconfig.get_paths()['stdlib'])})"
+    )
     print(f"Training a byte-level BPE tokenizer (GPT-2 pre-tokenizer), vocab_size={args.vocab_size} …")
     start = time.perf_counter()
-    tok = bytepair.train(files, args.vocab_size, special_tokens=["<|endoftext|>"], progress=True,
-                         errors="replace")  # a few test files are deliberately Latin-1
+    tok = bytepair.train(
+        files, args.vocab_size, special_tokens=["<|endoftext|>"], progress=True, errors="replace"
+    )  # a few test files are deliberately Latin-1
     seconds = time.perf_counter() - start
 
     print()
@@ -54,8 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     trace = tok.trace or []
     print("First merges:  " + "  ".join(f"{a}+{b} ({n})" for (a, b), n in trace[:8]))
     print("Last merges:   " + "  ".join(f"{a}+{b} ({n})" for (a, b), n in trace[-5:]))
-    words = [t for t, i in tok.vocab.items()
-             if t not in tok.special_tokens and any(c.isalpha() for c in tok.token_bytes(i).decode(errors="replace"))]
+    words = [
+        t
+        for t, i in tok.vocab.items()
+        if t not in tok.special_tokens and any(c.isalpha() for c in tok.token_bytes(i).decode(errors="replace"))
+    ]
     longest = sorted(words, key=lambda t: (-len(tok.token_bytes(tok.vocab[t])), tok.vocab[t]))[:6]
     print("Longest tokens with letters: " + "  ".join(repr(t) for t in longest))
 
@@ -72,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
 
     text = files[0].read_text(encoding="utf-8")
     n = len(tok.encode(text, disallowed_special=()))
-    print(f"{files[0].name}: {len(text.encode())} bytes → {n} tokens ({len(text.encode()) / max(n, 1):.2f} bytes/token)")
+    print(
+        f"{files[0].name}: {len(text.encode())} bytes → {n} tokens ({len(text.encode()) / max(n, 1):.2f} bytes/token)"
+    )
     if args.save:
         tok.save(args.save)
         print(f"Saved to {args.save}")

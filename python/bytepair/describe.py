@@ -49,8 +49,9 @@ def escape(data: bytes | str) -> str:
         elif 0xDC80 <= ord(c) <= 0xDCFF and isinstance(data, bytes):  # a byte that is not UTF-8
             out.append(f"\\x{ord(c) - 0xDC00:02x}")
         elif c != " " and unicodedata.category(c)[0] in "CZ":
-            out.append(f"\\x{ord(c):02x}" if ord(c) <= 0xFF else
-                       f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+            out.append(
+                f"\\x{ord(c):02x}" if ord(c) <= 0xFF else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+            )
         else:
             out.append(c)
     return "".join(out)
@@ -90,14 +91,21 @@ class Description:
     def render(self) -> str:
         s = self.settings
         lines = [self.summary, ""]
-        lines.append(f"vocabulary    {self.vocab_size} ids: {len(self.special_tokens)} special, {self.base_tokens} "
-                     f"base symbols, {self.merges} merges" + (f", {self.unused_ids} unused ids" if self.unused_ids else ""))
-        lines.append(f"mode          {s['mode']}" + ("  (symbols are UTF-8 bytes)" if s["mode"] == "byte" else
-                                                      "  (symbols are characters)"))
+        lines.append(
+            f"vocabulary    {self.vocab_size} ids: {len(self.special_tokens)} special, {self.base_tokens} "
+            f"base symbols, {self.merges} merges" + (f", {self.unused_ids} unused ids" if self.unused_ids else "")
+        )
+        lines.append(
+            f"mode          {s['mode']}"
+            + ("  (symbols are UTF-8 bytes)" if s["mode"] == "byte" else "  (symbols are characters)")
+        )
         pattern = s["pattern"]
         lines.append(f"pattern       {pattern if pattern is not None else 'none (each text is one word)'}")
-        extras = [f"{k}={s[k]!r}" for k in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix",
-                                            "unk_token", "tie_break") if s.get(k)]
+        extras = [
+            f"{k}={s[k]!r}"
+            for k in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix", "unk_token", "tie_break")
+            if s.get(k)
+        ]
         if extras:
             lines.append("options       " + ", ".join(extras))
         if self.special_tokens:
@@ -108,8 +116,11 @@ class Description:
                 low = n if n <= 16 else 1 << (n - 1).bit_length() - 1
                 key = str(n) if n <= 16 else f"{low + 1}-{2 * low}"
                 buckets[key] = buckets.get(key, 0) + c
-            lines.append("token bytes   " + "  ".join(f"{k}:{c}" for k, c in buckets.items())
-                         + "   (length in bytes: number of tokens)")
+            lines.append(
+                "token bytes   "
+                + "  ".join(f"{k}:{c}" for k, c in buckets.items())
+                + "   (length in bytes: number of tokens)"
+            )
         if self.longest:
             lines.append("")
             lines.append("Longest tokens (bytes, id, token):")

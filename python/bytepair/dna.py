@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal
 
 from .corpus import expand_path
 from .formats.fasta import Ambiguous, FastaRecord, check_options, iter_fasta, looks_like_a_path, read_fasta
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DnaStats", "FastaRecord", "dna_stats", "iter_fasta", "read_fasta", "reverse_complement", "train_dna"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 # Sequences given as str are handed to the core in batches of about this many bases.
 _BATCH_BASES = 8 << 20
@@ -55,7 +55,7 @@ def reverse_complement(sequence: str, rna: bool = False) -> str:
 
 
 def train_dna(
-    fasta_or_sequences: PathLike | Iterable[Union[str, FastaRecord, "os.PathLike[str]"]],
+    fasta_or_sequences: PathLike | Iterable[str | FastaRecord | os.PathLike[str]],
     vocab_size: int = 4096,
     *,
     alphabet: str = "ACGTN",
@@ -108,15 +108,26 @@ def train_dna(
     if not isinstance(reverse_complement, bool):
         raise TypeError(f"reverse_complement must be True or False, not {reverse_complement!r}")
     if not isinstance(alphabet, str) or not alphabet:
-        raise ValueError(f"alphabet must be a non-empty str of base symbols such as \"ACGTN\", got {alphabet!r}")
+        raise ValueError(f'alphabet must be a non-empty str of base symbols such as "ACGTN", got {alphabet!r}')
     symbols = list(dict.fromkeys(alphabet))
     if uppercase and any(c.islower() for c in symbols):
-        raise ValueError(f"alphabet={alphabet!r} has lowercase letters, but uppercase=True folds every base to "
-                         f"uppercase: use an uppercase alphabet, or uppercase=False")
+        raise ValueError(
+            f"alphabet={alphabet!r} has lowercase letters, but uppercase=True folds every base to "
+            f"uppercase: use an uppercase alphabet, or uppercase=False"
+        )
     settings = TrainSettings.from_arguments(
-        vocab_size, mode="char", pattern=None, special_tokens=special_tokens, initial_alphabet=symbols,
-        min_frequency=min_frequency, unk_token=unk_token, max_token_length=max_token_length,
-        limit_alphabet=len(symbols), tie_break=tie_break, threads=threads, progress=progress,
+        vocab_size,
+        mode="char",
+        pattern=None,
+        special_tokens=special_tokens,
+        initial_alphabet=symbols,
+        min_frequency=min_frequency,
+        unk_token=unk_token,
+        max_token_length=max_token_length,
+        limit_alphabet=len(symbols),
+        tie_break=tie_break,
+        threads=threads,
+        progress=progress,
     )
     counts = new_counts(settings)
     # An RNA alphabet (U, no T): the other strand pairs A with U, so that it is spelt in the same alphabet.
@@ -130,10 +141,17 @@ def train_dna(
 
     if isinstance(fasta_or_sequences, (str, os.PathLike)):
         p = os.fspath(fasta_or_sequences)
-        if isinstance(fasta_or_sequences, str) and not os.path.exists(p) and not any(ch in p for ch in "*?[") \
-                and len(p) > 0 and set(p.upper()) <= set("ACGTUNRYKMSWBDHV-.*"):
-            raise FileNotFoundError(f"no such FASTA/FASTQ file: {p[:40]!r}. To train on a sequence, pass it in a "
-                                    f"list: train_dna([sequence], ...)")
+        if (
+            isinstance(fasta_or_sequences, str)
+            and not os.path.exists(p)
+            and not any(ch in p for ch in "*?[")
+            and len(p) > 0
+            and set(p.upper()) <= set("ACGTUNRYKMSWBDHV-.*")
+        ):
+            raise FileNotFoundError(
+                f"no such FASTA/FASTQ file: {p[:40]!r}. To train on a sequence, pass it in a "
+                f"list: train_dna([sequence], ...)"
+            )
         files = expand_path(fasta_or_sequences)
         if settings.progress:
             counts.show_progress(None)
@@ -148,8 +166,10 @@ def train_dna(
         try:
             items = iter(fasta_or_sequences)
         except TypeError:
-            raise TypeError(f"fasta_or_sequences must be a FASTA path or an iterable of sequences, not "
-                            f"{type(fasta_or_sequences).__name__}") from None
+            raise TypeError(
+                f"fasta_or_sequences must be a FASTA path or an iterable of sequences, not "
+                f"{type(fasta_or_sequences).__name__}"
+            ) from None
         batch: list[str] = []
         size = 0
         index = 0  # of the first sequence in `batch`
@@ -165,8 +185,9 @@ def train_dna(
                 index = i + 1
                 continue
             if not isinstance(item, str):
-                raise TypeError(f"sequence {i} is a {type(item).__name__}, not a str (sequence), FastaRecord or "
-                                f"Path (FASTA file)")
+                raise TypeError(
+                    f"sequence {i} is a {type(item).__name__}, not a str (sequence), FastaRecord or Path (FASTA file)"
+                )
             if not batch:
                 index = i
             batch.append(item)
@@ -177,15 +198,17 @@ def train_dna(
         if batch:
             add(counts.add_sequences(batch, index, *options))
     if read[2] == 0:
-        hint = " (every base was ambiguous and ambiguous=\"split\"/\"drop\" removed them)" if read[0] else ""
+        hint = ' (every base was ambiguous and ambiguous="split"/"drop" removed them)' if read[0] else ""
         raise ValueError(f"no sequence to train on: {read[0]} records, 0 bases{hint}")
     try:
         return train_counts(counts, settings, stacklevel=2)
     except ValueError as e:
         if "limit_alphabet" in str(e):
-            raise ValueError(f"the sequences hold letters outside alphabet={alphabet!r} and unk_token is None: pass "
-                             f"unk_token=\"[UNK]\", add them to the alphabet, or use ambiguous=\"split\"/\"drop\" "
-                             f"for N and IUPAC codes") from None
+            raise ValueError(
+                f"the sequences hold letters outside alphabet={alphabet!r} and unk_token is None: pass "
+                f'unk_token="[UNK]", add them to the alphabet, or use ambiguous="split"/"drop" '
+                f"for N and IUPAC codes"
+            ) from None
         raise
 
 
@@ -223,8 +246,13 @@ class DnaStats:
         return "\n".join(lines)
 
 
-def dna_stats(tokenizer: Tokenizer, sequences: str | Iterable[str | FastaRecord] | PathLike, *, uppercase: bool = True,
-              threads: int | None = None) -> DnaStats:
+def dna_stats(
+    tokenizer: Tokenizer,
+    sequences: str | Iterable[str | FastaRecord] | PathLike,
+    *,
+    uppercase: bool = True,
+    threads: int | None = None,
+) -> DnaStats:
     """Measures how `tokenizer` cuts `sequences` (a sequence, an iterable of sequences or FastaRecords, or a
     FASTA/FASTQ path — read record by record): bases per token, the mean k-mer length of the vocabulary, and
     token-length histograms (of the encoding and of the vocabulary). `bytepair.viz.token_length_histogram`
@@ -240,8 +268,9 @@ def dna_stats(tokenizer: Tokenizer, sequences: str | Iterable[str | FastaRecord]
     strings = [tokenizer.id_to_token(i) or "" for i in range(tokenizer.vocab_size)]
     unk_token = tokenizer.settings["unk_token"]
     specials = set(tokenizer.special_tokens) | ({unk_token} if unk_token else set())
-    lengths = np.array([0 if s in specials or not s else len(tokenizer.token_bytes(i))
-                        for i, s in enumerate(strings)], dtype=np.int64)
+    lengths = np.array(
+        [0 if s in specials or not s else len(tokenizer.token_bytes(i)) for i, s in enumerate(strings)], dtype=np.int64
+    )
     unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
     vocab_lengths: dict[int, int] = {}
     for n in lengths[lengths > 0].tolist():
@@ -254,8 +283,10 @@ def dna_stats(tokenizer: Tokenizer, sequences: str | Iterable[str | FastaRecord]
         source: Iterable[str | FastaRecord] = iter_fasta(sequences, uppercase=uppercase)
     elif isinstance(sequences, str):
         if looks_like_a_path(sequences):  # a path with a typo, not a sequence to measure
-            raise FileNotFoundError(f"no such FASTA/FASTQ file: {sequences!r}. To measure a sequence, pass it as "
-                                    f"it is (letters only) or in a list")
+            raise FileNotFoundError(
+                f"no such FASTA/FASTQ file: {sequences!r}. To measure a sequence, pass it as "
+                f"it is (letters only) or in a list"
+            )
         source = [sequences]
     else:
         source = sequences

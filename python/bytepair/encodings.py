@@ -10,23 +10,30 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from typing import Union
 
 from ._tokenizer import Tokenizer
 from .formats import gpt2, tiktoken
 
 __all__ = ["ENCODINGS", "get_encoding"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 # Name → (file names, pattern, special tokens) of tiktoken's encodings.
 ENCODINGS: dict[str, tuple[tuple[str, ...], str, dict[str, int]]] = {
     "gpt2": (("vocab.bpe", "encoder.json"), "gpt2", {"<|endoftext|>": 50256}),
     "r50k_base": (("r50k_base.tiktoken",), "gpt2", {"<|endoftext|>": 50256}),
     "p50k_base": (("p50k_base.tiktoken",), "gpt2", {"<|endoftext|>": 50256}),
-    "cl100k_base": (("cl100k_base.tiktoken",), "cl100k", {
-        "<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260,
-        "<|endofprompt|>": 100276}),
+    "cl100k_base": (
+        ("cl100k_base.tiktoken",),
+        "cl100k",
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
     "o200k_base": (("o200k_base.tiktoken",), "o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
 }
 
@@ -61,23 +68,31 @@ def _check_encoding_file(name: str, found: str) -> None:
             f"{found!r} is not OpenAI's {name} (SHA-256 {digest[:16]}…, expected {_SHA256[name][:16]}…): it is "
             f"truncated, edited or another file under that name, and would give other ids. Replace it with the "
             f"original, or load it on purpose with Tokenizer.from_tiktoken(path, pattern=..., special_tokens=...) "
-            f"(Tokenizer.from_gpt2 for vocab.bpe / encoder.json)")
+            f"(Tokenizer.from_gpt2 for vocab.bpe / encoder.json)"
+        )
 
 
 def _find_encoding_file(name: str, path: PathLike | None) -> str:
     """A vocabulary file: in `path`, in $BYTEPAIR_DATA, or in tiktoken's cache (files named by the SHA-1 of
     their URL). Never downloads."""
     if path is not None and not os.path.isdir(path):  # a typo would otherwise fall through to other places
-        raise FileNotFoundError(f"no such folder: {os.fspath(path)!r} (path= / --data names the folder that holds "
-                                f"{name})")
+        raise FileNotFoundError(
+            f"no such folder: {os.fspath(path)!r} (path= / --data names the folder that holds {name})"
+        )
     places = [os.fspath(p) for p in (path, os.environ.get("BYTEPAIR_DATA")) if p]
     for place in places:
-        for candidate in (os.path.join(place, name), os.path.join(place, "tiktoken", name),
-                          os.path.join(place, "gpt2", name)):
+        for candidate in (
+            os.path.join(place, name),
+            os.path.join(place, "tiktoken", name),
+            os.path.join(place, "gpt2", name),
+        ):
             if os.path.isfile(candidate):
                 return candidate
-    cache_dirs = [os.environ.get("TIKTOKEN_CACHE_DIR"), os.environ.get("DATA_GYM_CACHE_DIR"),
-                  os.path.join(tempfile.gettempdir(), "data-gym-cache")]
+    cache_dirs = [
+        os.environ.get("TIKTOKEN_CACHE_DIR"),
+        os.environ.get("DATA_GYM_CACHE_DIR"),
+        os.path.join(tempfile.gettempdir(), "data-gym-cache"),
+    ]
     key = hashlib.sha1(_TIKTOKEN_URLS[name].encode()).hexdigest()
     for d in filter(None, cache_dirs):
         if os.path.isfile(os.path.join(d, key)):

@@ -30,10 +30,10 @@ TEXTBOOK: dict[str, int] = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}
 TEXTBOOK_WORDS = ["bugs", "mug", "thug", "hugs"]
 
 _TIE_RULES = {
-    "first_seen": "the textbook rule (tie_break=\"first_seen\") takes the one met first, reading the words in "
-                  "corpus order, each from left to right",
-    "hf": "HF tokenizers' rule (tie_break=\"hf\") takes the one with the smallest ids",
-    "lexicographic": "CS336's rule (tie_break=\"lexicographic\") takes the greater pair, compared as bytes",
+    "first_seen": 'the textbook rule (tie_break="first_seen") takes the one met first, reading the words in '
+    "corpus order, each from left to right",
+    "hf": 'HF tokenizers\' rule (tie_break="hf") takes the one with the smallest ids',
+    "lexicographic": 'CS336\'s rule (tie_break="lexicographic") takes the greater pair, compared as bytes',
 }
 _WIDTH = 100
 
@@ -61,13 +61,14 @@ class Lecture:
         """The lecture as text."""
         out: list[str] = []
         symbols = "characters" if self.mode == "char" else "bytes (shown with GPT-2's table: space is Ġ)"
-        out.append(f"Byte-Pair Encoding, step by step: {self.title}" if self.title else
-                   "Byte-Pair Encoding, step by step")
+        out.append(
+            f"Byte-Pair Encoding, step by step: {self.title}" if self.title else "Byte-Pair Encoding, step by step"
+        )
         out.append("")
         out.append(f"The corpus, as counts of its {len(self.word_counts)} distinct words:")
         out += _wrap(f"{self._word(w)} ×{n}" for w, n in self.word_counts.items())
         out.append("")
-        base = [s for s in self.base_vocab]
+        base = list(self.base_vocab)
         out.append(f"Step 0. Split every word into {symbols}. The base vocabulary has {len(base)} symbols:")
         out += _wrap((_show(s) for s in base), sep="  ")
         out.append("and the corpus becomes")
@@ -76,40 +77,58 @@ class Lecture:
             out.append("")
             out.append(f"Merge {number}. Count every pair of neighbouring symbols, weighted by the count of its word:")
             out += self._pairs(step.pair_freqs)
-            a, b = step.pair
-            out.append(f"  The most frequent pair is {_pair(step.pair)}, {_times(step.count)}: merge it into the "
-                       f"new token \"{_show(step.new_token)}\".")
+            out.append(
+                f"  The most frequent pair is {_pair(step.pair)}, {_times(step.count)}: merge it into the "
+                f'new token "{_show(step.new_token)}".'
+            )
             ties = [p for p, n in step.pair_freqs.items() if n == step.count and p != step.pair]
             if ties:
                 others = ", ".join(_pair(p) for p in ties[:4]) + (" …" if len(ties) > 4 else "")
-                out += textwrap.wrap(f"A tie: {others} also occur{'s' if len(ties) == 1 else ''} "
-                                     f"{_times(step.count)}; {_TIE_RULES[self.tie_break]}.", _WIDTH, initial_indent="  ",
-                                     subsequent_indent="  ")
+                out += textwrap.wrap(
+                    f"A tie: {others} also occur{'s' if len(ties) == 1 else ''} "
+                    f"{_times(step.count)}; {_TIE_RULES[self.tie_break]}.",
+                    _WIDTH,
+                    initial_indent="  ",
+                    subsequent_indent="  ",
+                )
             out.append("  The corpus after the merge:")
             out += self._corpus(step.splits)
             out.append(f"  Vocabulary ({len(step.vocab)}):")
             out += _wrap((_show(s) for s in step.vocab), sep="  ", indent="    ")
         out.append("")
         if self.finished:
-            out.append("No pair is left to merge: every word is a single token." if self.steps else
-                       "There is no pair to merge: every word is a single symbol.")
+            out.append(
+                "No pair is left to merge: every word is a single token."
+                if self.steps
+                else "There is no pair to merge: every word is a single symbol."
+            )
         else:
             out.append(f"Stopped after {len(self.steps)} merge{'s' if len(self.steps) != 1 else ''}, as asked.")
         if self.steps:
             out.append("The merges, in the order learned; this list and the vocabulary are the tokenizer:")
-            out += _wrap((f"{i}. {_show(s.pair[0])} + {_show(s.pair[1])} → {_show(s.new_token)}"
-                          for i, s in enumerate(self.steps, 1)), sep="   ")
+            out += _wrap(
+                (
+                    f"{i}. {_show(s.pair[0])} + {_show(s.pair[1])} → {_show(s.new_token)}"
+                    for i, s in enumerate(self.steps, 1)
+                ),
+                sep="   ",
+            )
         if self.tokenized:
             out.append("")
-            unseen = "a symbol never seen becomes [UNK]" if self.mode == "char" else \
-                "every byte has a symbol, seen or not"
-            out += textwrap.wrap(f"To tokenize a new word, split it the same way ({unseen}) and apply the merges in "
-                                 f"that order:", _WIDTH)
+            unseen = (
+                "a symbol never seen becomes [UNK]" if self.mode == "char" else "every byte has a symbol, seen or not"
+            )
+            out += textwrap.wrap(
+                f"To tokenize a new word, split it the same way ({unseen}) and apply the merges in that order:", _WIDTH
+            )
             for word, history in self.tokenized:
                 parts = [" ".join(map(_show, history[0][0]))]
                 for split, pair in history[1:]:
-                    parts.append(f"({_show(pair[0])}+{_show(pair[1])}) {' '.join(map(_show, split))}" if pair else
-                                 " ".join(map(_show, split)))
+                    parts.append(
+                        f"({_show(pair[0])}+{_show(pair[1])}) {' '.join(map(_show, split))}"
+                        if pair
+                        else " ".join(map(_show, split))
+                    )
                 out.append(f"    {self._word(word)}: " + " → ".join(parts))
         return "\n".join(out)
 
@@ -203,16 +222,29 @@ def explain_steps(
         finished = all(len(reference.symbols_of(w, mode, prefix, suffix)) == 1 for w in counts)
     else:
         try:
-            reference.train_from_counts(counts, vocab_size=1 << 62, mode=mode, initial_alphabet=initial,
-                                        continuing_subword_prefix=prefix, end_of_word_suffix=suffix,
-                                        tie_break=tie_break, on_merge=record)
+            reference.train_from_counts(
+                counts,
+                vocab_size=1 << 62,
+                mode=mode,
+                initial_alphabet=initial,
+                continuing_subword_prefix=prefix,
+                end_of_word_suffix=suffix,
+                tie_break=tie_break,
+                on_merge=record,
+            )
         except _Enough:
             # Stopped on request; finished only if nothing is left to merge anyway.
             finished = all(len(split) == 1 for split in steps[-1].splits.values())
     lecture = Lecture(
-        word_counts=counts, mode=mode, tie_break=tie_break, base_vocab=base,
+        word_counts=counts,
+        mode=mode,
+        tie_break=tie_break,
+        base_vocab=base,
         initial_splits={w: reference.symbols_of(w, mode, prefix, suffix) for w in counts},
-        steps=steps, finished=finished, title=title, show_pairs=show_pairs,
+        steps=steps,
+        finished=finished,
+        title=title,
+        show_pairs=show_pairs,
     )
     known = set(base) | {s.new_token for s in steps}
     for word in words or ():

@@ -30,16 +30,16 @@ from typing import Any
 import regex
 
 __all__ = [
-    "PATTERNS",
     "BYTE_TO_CHAR",
     "CHAR_TO_BYTE",
-    "ReferenceTokenizer",
+    "PATTERNS",
     "MergeStep",
+    "ReferenceTokenizer",
     "lower",
     "pre_tokenize",
-    "word_frequencies",
     "train",
     "train_from_counts",
+    "word_frequencies",
 ]
 
 #: The pre-tokenization patterns by name (the same strings as the Rust core's).
@@ -73,7 +73,9 @@ def bytes_to_unicode() -> dict[int, str]:
     >>> bytes_to_unicode()[ord(" ")]
     'Ġ'
     """
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     table = {}
     shifted = 0
     for b in range(256):
@@ -216,7 +218,9 @@ class ReferenceTokenizer:
             if self.lowercase:
                 part = lower(part)
             for word in pre_tokenize(part, self.pattern):
-                split = [s if s in known else self.unk(s) for s in symbols_of(word, self.mode, self.prefix, self.suffix)]
+                split = [
+                    s if s in known else self.unk(s) for s in symbols_of(word, self.mode, self.prefix, self.suffix)
+                ]
                 for a, b in self.merges:
                     split = merge_pair_in_split(a, b, split, self.prefix)
                 tokens.extend(split)
@@ -304,11 +308,10 @@ def best_pair(
             continue
         if best is None or max_freq < freq:
             best, max_freq = pair, freq
-        elif freq == max_freq:
-            if tie_break == "hf" and (ids[pair[0]], ids[pair[1]]) < (ids[best[0]], ids[best[1]]):
-                best = pair
-            elif tie_break == "lexicographic" and lexicographic_key(pair) > lexicographic_key(best):
-                best = pair
+        elif freq == max_freq and tie_break == "hf" and (ids[pair[0]], ids[pair[1]]) < (ids[best[0]], ids[best[1]]):
+            best = pair  # HF's rule: the smallest ids
+        elif freq == max_freq and tie_break == "lexicographic" and lexicographic_key(pair) > lexicographic_key(best):
+            best = pair  # CS336's rule: the greatest bytes
     return None if best is None else (best, max_freq)
 
 
@@ -411,13 +414,16 @@ def train_from_counts(
     if vocab_size < len(vocab):
         raise ValueError(f"vocab_size={vocab_size} is smaller than the base vocabulary; use vocab_size >= {len(vocab)}")
 
-    length = {s: 1 for s in vocab}  # length in units, markers not counted
+    length = dict.fromkeys(vocab, 1)  # length in units, markers not counted
 
     # The text each symbol stands for, as bytes (markers left out): the "lexicographic" tie rule compares it.
     text_of: dict[str, bytes] = {}
     for word in word_freqs:
-        units = [bytes([CHAR_TO_BYTE[u]]) for u in unit_strings(word, mode)] if mode == "byte" else \
-            [c.encode() for c in word]
+        units = (
+            [bytes([CHAR_TO_BYTE[u]]) for u in unit_strings(word, mode)]
+            if mode == "byte"
+            else [c.encode() for c in word]
+        )
         for unit, symbol in zip(units, splits[word]):
             text_of.setdefault(symbol, unit)
 
@@ -453,8 +459,9 @@ def train_from_counts(
             vocab.append(new_token)
             length[new_token] = length[a] + length[b]
         if on_merge is not None:
-            on_merge(MergeStep(pair_freqs, (a, b), freq, new_token, {w: list(s) for w, s in splits.items()},
-                               list(vocab)))
+            on_merge(
+                MergeStep(pair_freqs, (a, b), freq, new_token, {w: list(s) for w, s in splits.items()}, list(vocab))
+            )
 
     return ReferenceTokenizer(
         vocab=vocab,
@@ -470,8 +477,15 @@ def train_from_counts(
     )
 
 
-def train(corpus: Iterable[str], vocab_size: int, *, pattern: str | None = "gpt2", special_tokens: Iterable[str] = (),
-          lowercase: bool = False, **options: Any) -> ReferenceTokenizer:
+def train(
+    corpus: Iterable[str],
+    vocab_size: int,
+    *,
+    pattern: str | None = "gpt2",
+    special_tokens: Iterable[str] = (),
+    lowercase: bool = False,
+    **options: Any,
+) -> ReferenceTokenizer:
     """Counts the words of `corpus` (an iterable of texts) and learns merges from them.
 
     >>> tok = train(["low lower lowest"], vocab_size=3 + 256, initial_alphabet="all")

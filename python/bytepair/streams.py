@@ -122,14 +122,16 @@ def encode_stream(
             # The core names the first text that failed ("texts[i]: ..." when it was given several).
             named = re.match(r"texts\[(\d+)\]: ", str(e))
             piece = batch[int(named.group(1))] if named else batch[0]
-            message = str(e)[named.end():] if named else str(e)
+            message = str(e)[named.end() :] if named else str(e)
             found = re.search(r"special token ('.*?') \(at", message)
             if found is None:
                 raise ValueError(piece.place(message)) from None
             sources = sorted({p.source for p in batch})
-            raise ValueError(f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
-                             f"--special allow to encode it as the special token, or --special text to encode it "
-                             f"as ordinary text (special=\"allow\" or \"text\" in Python)") from None
+            raise ValueError(
+                f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
+                f"--special allow to encode it as the special token, or --special text to encode it "
+                f'as ordinary text (special="allow" or "text" in Python)'
+            ) from None
         offset = 0
         for piece, n in zip(batch, lengths):
             summary.tokens += n
@@ -137,7 +139,7 @@ def encode_stream(
             summary.bytes += len(piece.text.encode("utf-8"))
             summary.documents += piece.last
             if writer is not None:
-                writer.write(packed[width * offset:width * (offset + n)], piece.last)
+                writer.write(packed[width * offset : width * (offset + n)], piece.last)
             offset += n
         if progress is not None:
             progress.update(tokens=sum(lengths))
@@ -145,8 +147,16 @@ def encode_stream(
     return summary
 
 
-def decode_stream(tok: Tokenizer, stream: BinaryIO, out: BinaryIO, *, format: Format = "text",
-                  dtype: str | None = None, join: bytes | None = None, separator: str | None = None) -> int:
+def decode_stream(
+    tok: Tokenizer,
+    stream: BinaryIO,
+    out: BinaryIO,
+    *,
+    format: Format = "text",
+    dtype: str | None = None,
+    join: bytes | None = None,
+    separator: str | None = None,
+) -> int:
     """Decodes a token file (as `encode_stream` writes it) to `out`, writing `join` between documents
     (default: a line break). Text and JSON lines end a document at each line; "bin" has no lines, so there the
     special token `separator` (as given to `encode_stream`) ends one, and is not written. Returns the number of
@@ -174,8 +184,10 @@ def decode_stream(tok: Tokenizer, stream: BinaryIO, out: BinaryIO, *, format: Fo
 def _separator_id(tok: Tokenizer, separator: str) -> int:
     sep_id = tok.token_to_id(separator)
     if separator not in tok.special_tokens or sep_id is None:
-        raise ValueError(f"the separator {separator!r} is not a special token of this tokenizer (its special "
-                         f"tokens: {tok.special_tokens or 'none'})")
+        raise ValueError(
+            f"the separator {separator!r} is not a special token of this tokenizer (its special "
+            f"tokens: {tok.special_tokens or 'none'})"
+        )
     return sep_id
 
 

@@ -21,8 +21,16 @@ from ._tokenizer import Tokenizer
 from .corpus import Corpus, corpus_files, corpus_items
 from .progress import show_progress
 
-__all__ = ["MODES", "TIE_BREAKS", "TrainSettings", "count_words", "new_counts", "train", "train_counts",
-           "train_from_counts"]
+__all__ = [
+    "MODES",
+    "TIE_BREAKS",
+    "TrainSettings",
+    "count_words",
+    "new_counts",
+    "train",
+    "train_counts",
+    "train_from_counts",
+]
 
 Mode = Literal["byte", "char"]
 TieBreak = Literal["first_seen", "hf", "lexicographic"]
@@ -93,8 +101,9 @@ class TrainSettings:
             if value is not None and (not isinstance(value, str) or value == ""):
                 raise ValueError(f"{name} must be None or a non-empty string, got {value!r}")
         if not isinstance(self.initial_alphabet, tuple) and self.initial_alphabet not in ("all", "corpus"):
-            raise ValueError(f"initial_alphabet must be 'all', 'corpus' or a tuple of characters, not "
-                             f"{self.initial_alphabet!r}")
+            raise ValueError(
+                f"initial_alphabet must be 'all', 'corpus' or a tuple of characters, not {self.initial_alphabet!r}"
+            )
         if not isinstance(self.progress, bool):
             raise TypeError(f"progress must be True or False, not {self.progress!r}")
 
@@ -155,12 +164,14 @@ def _alphabet(initial_alphabet: object) -> Literal["all", "corpus"] | tuple[str,
 def new_counts(settings: TrainSettings) -> _core.WordCounts:
     """An empty word counter with the settings' pattern, special tokens and normaliser (the trained tokenizer then
     encodes with the same ones: training and encoding cannot drift apart)."""
-    return _core.WordCounts(settings.pattern, list(settings.special_tokens), settings.lowercase,
-                            thread_request(settings.threads))
+    return _core.WordCounts(
+        settings.pattern, list(settings.special_tokens), settings.lowercase, thread_request(settings.threads)
+    )
 
 
-def count_words(corpus: Corpus, settings: TrainSettings, errors: Literal["strict", "replace"] = "strict"
-                ) -> _core.WordCounts:
+def count_words(
+    corpus: Corpus, settings: TrainSettings, errors: Literal["strict", "replace"] = "strict"
+) -> _core.WordCounts:
     """The words of `corpus` (see `train`) counted as `settings` pre-tokenize them."""
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
@@ -204,9 +215,19 @@ def train_counts(counts: _core.WordCounts, settings: TrainSettings, *, stackleve
     alphabet = settings.initial_alphabet
     mode_alphabet, extra = (alphabet, []) if isinstance(alphabet, str) else ("corpus", list(alphabet))
     core, stop = _core.train_counts(
-        counts, settings.vocab_size, settings.mode, mode_alphabet, extra, settings.unk_token,
-        settings.continuing_subword_prefix, settings.end_of_word_suffix, settings.min_frequency,
-        settings.max_token_length, settings.tie_break, settings.progress, settings.limit_alphabet,
+        counts,
+        settings.vocab_size,
+        settings.mode,
+        mode_alphabet,
+        extra,
+        settings.unk_token,
+        settings.continuing_subword_prefix,
+        settings.end_of_word_suffix,
+        settings.min_frequency,
+        settings.max_token_length,
+        settings.tie_break,
+        settings.progress,
+        settings.limit_alphabet,
     )
     tok = Tokenizer(core)
     if stop == "no_pairs_left" and tok.vocab_size < settings.vocab_size:
@@ -279,10 +300,21 @@ def train(
     [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
     """
     settings = TrainSettings.from_arguments(
-        vocab_size, mode=mode, pattern=pattern, special_tokens=special_tokens, initial_alphabet=initial_alphabet,
-        min_frequency=min_frequency, lowercase=lowercase, continuing_subword_prefix=continuing_subword_prefix,
-        end_of_word_suffix=end_of_word_suffix, unk_token=unk_token, max_token_length=max_token_length,
-        limit_alphabet=limit_alphabet, tie_break=tie_break, threads=threads, progress=progress,
+        vocab_size,
+        mode=mode,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        initial_alphabet=initial_alphabet,
+        min_frequency=min_frequency,
+        lowercase=lowercase,
+        continuing_subword_prefix=continuing_subword_prefix,
+        end_of_word_suffix=end_of_word_suffix,
+        unk_token=unk_token,
+        max_token_length=max_token_length,
+        limit_alphabet=limit_alphabet,
+        tie_break=tie_break,
+        threads=threads,
+        progress=progress,
     )
     return train_counts(count_words(corpus, settings, errors), settings, stacklevel=2)
 
@@ -318,10 +350,21 @@ def train_from_counts(
     ['[UNK]', 'ug']
     """
     settings = TrainSettings.from_arguments(
-        vocab_size, mode=mode, pattern=pattern, special_tokens=special_tokens, initial_alphabet=initial_alphabet,
-        min_frequency=min_frequency, lowercase=lowercase, continuing_subword_prefix=continuing_subword_prefix,
-        end_of_word_suffix=end_of_word_suffix, unk_token=unk_token, max_token_length=max_token_length,
-        limit_alphabet=limit_alphabet, tie_break=tie_break, threads=threads, progress=progress,
+        vocab_size,
+        mode=mode,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        initial_alphabet=initial_alphabet,
+        min_frequency=min_frequency,
+        lowercase=lowercase,
+        continuing_subword_prefix=continuing_subword_prefix,
+        end_of_word_suffix=end_of_word_suffix,
+        unk_token=unk_token,
+        max_token_length=max_token_length,
+        limit_alphabet=limit_alphabet,
+        tie_break=tie_break,
+        threads=threads,
+        progress=progress,
     )
     items = _checked_counts(word_counts)
     counts = new_counts(settings)
@@ -335,8 +378,7 @@ def _checked_counts(word_counts: object) -> list[tuple[str, int]]:
     """`word_counts` as (word, count) pairs in their order, each checked, and their total checked to fit."""
     if not isinstance(word_counts, Mapping):
         raise TypeError(
-            f"word_counts must be a mapping of word -> count (e.g. a dict or Counter), "
-            f"not {type(word_counts).__name__}"
+            f"word_counts must be a mapping of word -> count (e.g. a dict or Counter), not {type(word_counts).__name__}"
         )
     items: list[tuple[str, int]] = []
     for word, count in word_counts.items():

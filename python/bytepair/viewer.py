@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ._tokenizer import Tokenizer
 from .describe import escape, show_token
 
-__all__ = ["Segment", "Stats", "segments", "stats", "terminal", "html_page"]
+__all__ = ["Segment", "Stats", "html_page", "segments", "stats", "terminal"]
 
 # Background colours that black text reads well on; neighbouring tokens always differ.
 _ANSI_BACKGROUNDS = [153, 229, 157, 218, 223, 189, 195, 230]
@@ -31,8 +31,10 @@ _HTML_BACKGROUNDS = ["#c6e2ff", "#fff3b0", "#c8f7c5", "#ffd1dc", "#ffe0b2", "#e1
 
 
 # Unicode's White_Space: what the core's patterns take for \s (Python's str.isspace also counts U+001C-U+001F).
-_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-                         "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 @dataclass
@@ -77,8 +79,10 @@ class Stats(PerToken):
     distinct: int
 
     def line(self) -> str:
-        return (f"{self.tokens} tokens ({self.distinct} distinct) for {self.characters} characters, {self.bytes} "
-                f"bytes: {self.bytes_per_token:.2f} bytes/token, {self.chars_per_token:.2f} characters/token")
+        return (
+            f"{self.tokens} tokens ({self.distinct} distinct) for {self.characters} characters, {self.bytes} "
+            f"bytes: {self.bytes_per_token:.2f} bytes/token, {self.chars_per_token:.2f} characters/token"
+        )
 
 
 def segments(tok: Tokenizer, text: str, *, allowed_special: str | Iterable[str] = "all") -> list[Segment]:
@@ -87,8 +91,12 @@ def segments(tok: Tokenizer, text: str, *, allowed_special: str | Iterable[str] 
     data = text.encode("utf-8")
     specials = set(tok.special_tokens)
     try:
-        tokens = tok.encode_with_offsets(text, unit="byte", allowed_special=allowed_special,  # type: ignore[arg-type]
-                                         disallowed_special=())
+        tokens = tok.encode_with_offsets(
+            text,
+            unit="byte",
+            allowed_special=allowed_special,  # type: ignore[arg-type]
+            disallowed_special=(),
+        )
     except ValueError as e:
         if "offsets need" not in str(e):
             raise
@@ -166,7 +174,7 @@ def _aligned_segments(tok: Tokenizer, text: str, allowed_special: str | Iterable
             return as_tokens()
         if found > pos:
             out.append(Segment(text[pos:found], []))
-        out.append(Segment(text[found:found + length], group or [id], special=is_special))
+        out.append(Segment(text[found : found + length], group or [id], special=is_special))
         pos = found + length
         group, pending = [], b""
     if pos < len(text):
@@ -179,8 +187,9 @@ def stats(text: str, segs: list[Segment]) -> Stats:
     return Stats(tokens=len(ids), characters=len(text), bytes=len(text.encode("utf-8")), distinct=len(set(ids)))
 
 
-def terminal(tok: Tokenizer, text: str, *, color: bool = True, ids: bool = False,
-             allowed_special: str | Iterable[str] = "all") -> str:
+def terminal(
+    tok: Tokenizer, text: str, *, color: bool = True, ids: bool = False, allowed_special: str | Iterable[str] = "all"
+) -> str:
     """The text with each token on its own background colour (ANSI 256 colours); without colour, tokens are
     separated by `|`. Line breaks show as ↵ (then break the line), tabs as ⇥, other invisible characters
     escaped. With `ids`, each token is followed by its id in brackets."""
@@ -198,7 +207,9 @@ def terminal(tok: Tokenizer, text: str, *, color: bool = True, ids: bool = False
         if seg.special:
             style = "\x1b[1;97;45m"
         else:
-            style = f"\x1b[30;48;5;{_ANSI_BACKGROUNDS[n % len(_ANSI_BACKGROUNDS)]}m" + ("\x1b[4m" if seg.partial else "")
+            style = f"\x1b[30;48;5;{_ANSI_BACKGROUNDS[n % len(_ANSI_BACKGROUNDS)]}m" + (
+                "\x1b[4m" if seg.partial else ""
+            )
         # Colours are reset before each line break so that they do not run to the end of the terminal line.
         out.append(style + shown.replace("\n", "\x1b[0m\n" + style) + "\x1b[0m")
     return "".join(out)
@@ -213,15 +224,21 @@ def _visible(text: str) -> str:
             out.append("⇥")
         elif c == "\r":
             out.append("␍")
-        elif c != " " and c not in "\\\"" and escape(c) != c:
+        elif c != " " and c not in '\\"' and escape(c) != c:
             out.append(escape(c))
         else:
             out.append(c)
     return "".join(out)
 
 
-def html_page(tok: Tokenizer, text: str, *, title: str | None = None, name: str | None = None,
-              allowed_special: str | Iterable[str] = "all") -> str:
+def html_page(
+    tok: Tokenizer,
+    text: str,
+    *,
+    title: str | None = None,
+    name: str | None = None,
+    allowed_special: str | Iterable[str] = "all",
+) -> str:
     """A self-contained HTML page (no external files or scripts): the text with token boundaries coloured,
     each token's id, bytes and text shown on hover (and every other occurrence of it highlighted), a switch
     that writes the ids into the text, and statistics (tokens, bytes per token, characters per token, the most
@@ -238,20 +255,36 @@ def html_page(tok: Tokenizer, text: str, *, title: str | None = None, name: str 
         classes = ["t", "special" if seg.special else f"c{n % len(_HTML_BACKGROUNDS)}"]
         if seg.partial:
             classes.append("partial")
-        info = ("id " if len(seg.ids) == 1 else "ids ") + ", ".join(map(str, seg.ids)) + " · " + \
-            " + ".join(show_token(tok, i) for i in seg.ids)
+        info = (
+            ("id " if len(seg.ids) == 1 else "ids ")
+            + ", ".join(map(str, seg.ids))
+            + " · "
+            + " + ".join(show_token(tok, i) for i in seg.ids)
+        )
         nbytes = len(seg.text.encode("utf-8"))
-        spans.append(f'<span class="{" ".join(classes)}" data-ids="{" ".join(map(str, seg.ids))}" '
-                     f'data-bytes="{nbytes}" title="{html.escape(info)}">{body}</span>')
-    top = "".join(f"<tr><td>{i}</td><td><code>{html.escape(show_token(tok, i))}</code></td><td>{c}</td></tr>"
-                  for i, c in counts.most_common(10))
+        spans.append(
+            f'<span class="{" ".join(classes)}" data-ids="{" ".join(map(str, seg.ids))}" '
+            f'data-bytes="{nbytes}" title="{html.escape(info)}">{body}</span>'
+        )
+    top = "".join(
+        f"<tr><td>{i}</td><td><code>{html.escape(show_token(tok, i))}</code></td><td>{c}</td></tr>"
+        for i, c in counts.most_common(10)
+    )
     colours = "\n".join(f".c{k} {{ background: {c}; }}" for k, c in enumerate(_HTML_BACKGROUNDS))
     heading = title or "bytepair: tokens"
     description = html.escape(name or repr(tok))
     return _PAGE.format(
-        title=html.escape(heading), description=description, colours=colours, text="".join(spans),
-        tokens=st.tokens, distinct=st.distinct, characters=st.characters, bytes=st.bytes,
-        bpt=f"{st.bytes_per_token:.2f}", cpt=f"{st.chars_per_token:.2f}", top=top,
+        title=html.escape(heading),
+        description=description,
+        colours=colours,
+        text="".join(spans),
+        tokens=st.tokens,
+        distinct=st.distinct,
+        characters=st.characters,
+        bytes=st.bytes,
+        bpt=f"{st.bytes_per_token:.2f}",
+        cpt=f"{st.chars_per_token:.2f}",
+        top=top,
         data=html.escape(json.dumps({"tokens": st.tokens, "bytes": st.bytes, "characters": st.characters})),
     )
 

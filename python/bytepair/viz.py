@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from .dna import DnaStats
 
@@ -29,8 +29,8 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def token_length_histogram(
-    stats: Union[DnaStats, Mapping[str, DnaStats]],
-    path: Union[str, "os.PathLike[str]"],
+    stats: DnaStats | Mapping[str, DnaStats],
+    path: str | os.PathLike[str],
     *,
     title: str | None = None,
 ) -> Path:
@@ -49,10 +49,13 @@ def token_length_histogram(
         shift = (i - (len(runs) - 1) / 2) * width
         share = [100 * s.token_lengths.get(n, 0) / max(s.tokens, 1) for n in lengths]
         name = f"{label}: " if label else ""
-        left.bar([n + shift for n in lengths], share, width=width,
-                 label=f"{name}{s.bases_per_token:.2f} bases/token")
-        right.bar([n + shift for n in lengths], [s.vocab_lengths.get(n, 0) for n in lengths], width=width,
-                  label=f"{name}mean k-mer {s.mean_kmer_length:.2f}")
+        left.bar([n + shift for n in lengths], share, width=width, label=f"{name}{s.bases_per_token:.2f} bases/token")
+        right.bar(
+            [n + shift for n in lengths],
+            [s.vocab_lengths.get(n, 0) for n in lengths],
+            width=width,
+            label=f"{name}mean k-mer {s.mean_kmer_length:.2f}",
+        )
     left.set_xlabel("token length (bases)")
     left.set_ylabel("% of tokens in the encoding")
     left.set_title("Tokens of the encoded sequences")

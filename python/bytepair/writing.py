@@ -16,9 +16,9 @@ import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Union
+from typing import BinaryIO
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 # Errors of a failed write that name no file (a full disk): the message then names the file being written.
 _WRITE_ERRORS = {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}

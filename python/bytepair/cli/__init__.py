@@ -35,8 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             if not verbose:  # "bytepair train: warning: ...", not Python's file, line and source line
-                warnings.showwarning = lambda message, *_, **__: print(f"{name}: warning: {_in_option_words(str(message))}",
-                                                                      file=sys.stderr)
+                warnings.showwarning = lambda message, *_, **__: print(
+                    f"{name}: warning: {_in_option_words(str(message))}", file=sys.stderr
+                )
             return int(args.run(args) or 0)
     except KeyboardInterrupt:
         print(f"\n{name}: interrupted", file=sys.stderr)
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{name}: error: {e}", file=sys.stderr)
         return 2
-    except Exception as e:  # noqa: BLE001 - every error becomes one clear line
+    except Exception as e:
         if verbose:
             traceback.print_exc()
         print(f"{name}: error: {_message(e)}", file=sys.stderr)
@@ -64,8 +65,10 @@ _OPTION_WORDS = [
     (re.compile(r'\bunk_token="\[UNK\]"'), "--unk-token '[UNK]'"),
     (re.compile(r"\binitial_alphabet=\[\.\.\.\]"), "--initial-alphabet CHARS"),
     (re.compile(r'\berrors="replace"'), "--errors replace"),
-    (re.compile(r"\(path=\.\.\. in Python, or set BYTEPAIR_DATA=folder for the command line\)"),
-     "(--data FOLDER, or BYTEPAIR_DATA=FOLDER)"),
+    (
+        re.compile(r"\(path=\.\.\. in Python, or set BYTEPAIR_DATA=folder for the command line\)"),
+        "(--data FOLDER, or BYTEPAIR_DATA=FOLDER)",
+    ),
     (re.compile(r"None \(no split\)"), "none (no split)"),
     (re.compile(r"bytepair\.train\b(\(\.\.\., [^)]*\))?"), "train without --fasta"),
     (re.compile(r"\bvocab_size\b"), "--vocab-size"),

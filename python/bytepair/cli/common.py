@@ -61,13 +61,16 @@ def output(path: str | None, binary_ok: bool = True) -> Iterator[BinaryIO]:
         yield f
 
 
-def input_documents(args: argparse.Namespace, tok: Tokenizer | None, progress: Progress | None
-               ) -> Iterator[Piece]:
+def input_documents(args: argparse.Namespace, tok: Tokenizer | None, progress: Progress | None) -> Iterator[Piece]:
     if args.jsonl_field is not None and getattr(args, "documents", "file") != "file":
         raise CommandError("--jsonl-field makes each record a document: leave out --documents")
     return corpus.documents(
-        input_paths(args.files), split=getattr(args, "documents", "file"), jsonl_field=args.jsonl_field,
-        cut=tok is None or corpus.can_cut(tok), errors=args.errors, progress=progress,
+        input_paths(args.files),
+        split=getattr(args, "documents", "file"),
+        jsonl_field=args.jsonl_field,
+        cut=tok is None or corpus.can_cut(tok),
+        errors=args.errors,
+        progress=progress,
     )
 
 

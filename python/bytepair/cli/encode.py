@@ -24,15 +24,26 @@ def cmd_encode(args: argparse.Namespace) -> int:
     separator = chosen_separator(args, tok)
     progress = Progress("encoding", progress_on(args))
     with output(args.output, binary_ok=args.format != "bin") as out:
-        summary = encode_stream(tok, input_documents(args, tok, progress), out, format=args.format, dtype=dtype,
-                                      separator=separator, special=args.special, threads=args.threads,
-                                      progress=progress)
+        summary = encode_stream(
+            tok,
+            input_documents(args, tok, progress),
+            out,
+            format=args.format,
+            dtype=dtype,
+            separator=separator,
+            special=args.special,
+            threads=args.threads,
+            progress=progress,
+        )
     progress.finish()
     if args.output:
         kind = f" as {summary.dtype}" if summary.dtype else ""
-        print(f"encoded {summary.documents} document(s), {megabytes(summary.bytes)} -> {summary.tokens:,} tokens "
-              f"({summary.bytes_per_token:.2f} bytes/token){kind} in {summary.seconds:.1f} s -> {args.output}"
-              + (f"; {separator} after each document" if separator else ""), file=sys.stderr)
+        print(
+            f"encoded {summary.documents} document(s), {megabytes(summary.bytes)} -> {summary.tokens:,} tokens "
+            f"({summary.bytes_per_token:.2f} bytes/token){kind} in {summary.seconds:.1f} s -> {args.output}"
+            + (f"; {separator} after each document" if separator else ""),
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -62,8 +73,9 @@ def cmd_decode(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         stream: BinaryIO = sys.stdin.buffer if args.file == "-" else stack.enter_context(open(args.file, "rb"))
         out = stack.enter_context(output(args.output))
-        decode_stream(tok, stream, out, format=args.format, dtype=dtype, join=join,
-                            separator=chosen_separator(args, tok))
+        decode_stream(
+            tok, stream, out, format=args.format, dtype=dtype, join=join, separator=chosen_separator(args, tok)
+        )
     return 0
 
 
@@ -75,8 +87,14 @@ def cmd_count(args: argparse.Namespace) -> int:
     for path in paths:
         one = argparse.Namespace(**{**vars(args), "files": [path]})
         progress = Progress(f"counting {path}", progress_on(args))
-        summary = encode_stream(tok, input_documents(one, tok, progress), None, special=args.special,
-                                      threads=args.threads, progress=progress)
+        summary = encode_stream(
+            tok,
+            input_documents(one, tok, progress),
+            None,
+            special=args.special,
+            threads=args.threads,
+            progress=progress,
+        )
         progress.finish()
         rows.append((summary, "standard input" if path == "-" else path))
     if len(rows) == 1:

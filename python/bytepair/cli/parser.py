@@ -12,7 +12,6 @@ from .show import cmd_compare, cmd_demo, cmd_explain, cmd_inspect, cmd_viz
 from .stats import cmd_dna_stats
 from .train import cmd_train
 
-
 EXAMPLES = """\
 examples:
   bytepair train corpus.txt --vocab-size 8192 -o tok/
@@ -40,12 +39,15 @@ cache; nothing is downloaded). Add --verbose to see the traceback of an error.
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                        help="show the traceback of an error")
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error"
+    )
     parser = argparse.ArgumentParser(
         prog="bytepair",
         description="Byte-Pair Encoding tokenizers: train, encode, decode, count, inspect, view and compare them.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[common],
     )
     # No default for --verbose here: set_defaults would reach the action the subcommands share (`parents`), and
     # each subcommand would then reset a `bytepair -v COMMAND` to False.
@@ -53,109 +55,201 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, help: str, examples: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help, parents=[common],
-                           epilog="examples:\n" + examples, formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=help,
+            description=help,
+            parents=[common],
+            epilog="examples:\n" + examples,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         return p
 
     # train
-    p = command("train", "train a BPE tokenizer on text files (or standard input), or on FASTA/FASTQ files (DNA), "
-                "and save it", """\
+    p = command(
+        "train",
+        "train a BPE tokenizer on text files (or standard input), or on FASTA/FASTQ files (DNA), and save it",
+        """\
   bytepair train corpus.txt --vocab-size 8192 -o tok/
   bytepair train 'data/*.txt.gz' --vocab-size 32000 --special-token '<|endoftext|>' -o tok/
   cat corpus.txt | bytepair train - --vocab-size 1000 --mode char --unk-token '[UNK]' -o tok/
   bytepair train docs.jsonl --jsonl-field text --vocab-size 16000 --tie-break hf -o tok/
   bytepair train --fasta genome.fa.gz --vocab-size 4096 --chunk-length 1000 -o dna/
-  bytepair train --fasta 'reads/*.fq.gz' --vocab-size 4096 --reverse-complement -o dna/""")
-    p.add_argument("files", nargs="*", metavar="FILE", help="text files (UTF-8; .gz read directly; globs "
-                   "expanded), or - for standard input; each line is one text")
-    p.add_argument("--fasta", nargs="+", default=[], metavar="FASTA", help="FASTA/FASTQ files (plain or .gz) "
-                   "to train a DNA tokenizer on instead: the `dna` preset (see bytepair.train_dna)")
-    p.add_argument("--vocab-size", type=int, required=True, metavar="N",
-                   help="size of the vocabulary, special tokens and base alphabet included")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write the tokenizer to "
-                   f"({OUR_FILE}, {HF_FILE}, and {TIKTOKEN_FILE} for byte-level ones)")
+  bytepair train --fasta 'reads/*.fq.gz' --vocab-size 4096 --reverse-complement -o dna/""",
+    )
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="text files (UTF-8; .gz read directly; globs expanded), or - for standard input; each line is one text",
+    )
+    p.add_argument(
+        "--fasta",
+        nargs="+",
+        default=[],
+        metavar="FASTA",
+        help="FASTA/FASTQ files (plain or .gz) "
+        "to train a DNA tokenizer on instead: the `dna` preset (see bytepair.train_dna)",
+    )
+    p.add_argument(
+        "--vocab-size",
+        type=int,
+        required=True,
+        metavar="N",
+        help="size of the vocabulary, special tokens and base alphabet included",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help=f"folder to write the tokenizer to ({OUR_FILE}, {HF_FILE}, and {TIKTOKEN_FILE} for byte-level ones)",
+    )
     # Options of one kind of training only default to None (resolved in cmd_train), so that giving one with
     # its default value to the other kind is still seen and refused.
-    p.add_argument("--mode", choices=["byte", "char"],
-                   help="symbols are UTF-8 bytes (default) or characters")
-    p.add_argument("--pattern", metavar="PATTERN",
-                   help="pre-tokenization: gpt2 (default), cl100k, o200k, whitespace, none, or a regex")
-    p.add_argument("--special-token", action="append", default=[], metavar="TOKEN", dest="special_tokens",
-                   help="a special token (repeat for several); they get the first ids")
-    p.add_argument("--initial-alphabet", metavar="ALPHABET",
-                   help='"all" (every byte, default), "corpus" (symbols seen), or characters to add, e.g. ACGT')
-    p.add_argument("--min-frequency", type=int, default=0, metavar="N", help="stop when the best pair occurs "
-                   "fewer times")
+    p.add_argument("--mode", choices=["byte", "char"], help="symbols are UTF-8 bytes (default) or characters")
+    p.add_argument(
+        "--pattern",
+        metavar="PATTERN",
+        help="pre-tokenization: gpt2 (default), cl100k, o200k, whitespace, none, or a regex",
+    )
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        dest="special_tokens",
+        help="a special token (repeat for several); they get the first ids",
+    )
+    p.add_argument(
+        "--initial-alphabet",
+        metavar="ALPHABET",
+        help='"all" (every byte, default), "corpus" (symbols seen), or characters to add, e.g. ACGT',
+    )
+    p.add_argument(
+        "--min-frequency", type=int, default=0, metavar="N", help="stop when the best pair occurs fewer times"
+    )
     p.add_argument("--lowercase", action="store_true", help="lowercase the text (when encoding too)")
     p.add_argument("--continuing-subword-prefix", metavar="PREFIX", help='e.g. "##"')
     p.add_argument("--end-of-word-suffix", metavar="SUFFIX", help='e.g. "</w>"')
     p.add_argument("--unk-token", metavar="TOKEN", help='token for unknown characters (char mode), e.g. "[UNK]"')
     p.add_argument("--max-token-length", type=int, metavar="N", help="longest token, in symbols")
     p.add_argument("--limit-alphabet", type=int, metavar="N", help="char mode: keep the N most frequent characters")
-    p.add_argument("--tie-break", choices=["first_seen", "hf", "lexicographic"], default="first_seen",
-                   help="which of several equally frequent pairs to merge (default: first_seen, the textbook's)")
+    p.add_argument(
+        "--tie-break",
+        choices=["first_seen", "hf", "lexicographic"],
+        default="first_seen",
+        help="which of several equally frequent pairs to merge (default: first_seen, the textbook's)",
+    )
     p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines; train on this field of each")
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                   help="bytes that are not UTF-8: stop (default) or replace them")
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="bytes that are not UTF-8: stop (default) or replace them",
+    )
     dna = p.add_argument_group("DNA options (with --fasta)")
-    dna.add_argument("--alphabet", help="base symbols (default ACGTN); other letters are "
-                     "[UNK]")
-    dna.add_argument("--chunk-length", type=int, metavar="N", help="cut sequences into windows of N bases "
-                     "(default: whole sequences)")
-    dna.add_argument("--ambiguous", choices=["split", "drop", "keep"],
-                     help="N and other IUPAC codes: split sequences at them (default), drop or keep them")
-    dna.add_argument("--reverse-complement", action="store_true", help="count both strands: each sequence "
-                     "and its reverse complement")
-    dna.add_argument("--keep-case", action="store_true", help="do not fold lowercase (soft-masked) bases to "
-                     "uppercase")
+    dna.add_argument("--alphabet", help="base symbols (default ACGTN); other letters are [UNK]")
+    dna.add_argument(
+        "--chunk-length", type=int, metavar="N", help="cut sequences into windows of N bases (default: whole sequences)"
+    )
+    dna.add_argument(
+        "--ambiguous",
+        choices=["split", "drop", "keep"],
+        help="N and other IUPAC codes: split sequences at them (default), drop or keep them",
+    )
+    dna.add_argument(
+        "--reverse-complement", action="store_true", help="count both strands: each sequence and its reverse complement"
+    )
+    dna.add_argument("--keep-case", action="store_true", help="do not fold lowercase (soft-masked) bases to uppercase")
     threads_progress(p)
     p.set_defaults(run=cmd_train)
 
     # encode
-    p = command("encode", "encode text files (or standard input) to token ids", """\
+    p = command(
+        "encode",
+        "encode text files (or standard input) to token ids",
+        """\
   echo "Hello world" | bytepair encode -t gpt2
   bytepair encode a.txt b.txt -t tok/ --format json -o ids.jsonl
   bytepair encode corpus.txt.gz -t tok/ --format bin --dtype uint16 --separator '<|endoftext|>' -o corpus.bin
       python: numpy.memmap("corpus.bin", dtype=numpy.uint16, mode="r")
-  bytepair encode docs.jsonl --jsonl-field text -t cl100k_base --format bin --dtype uint32 -o docs.bin""")
+  bytepair encode docs.jsonl --jsonl-field text -t cl100k_base --format bin --dtype uint32 -o docs.bin""",
+    )
     tokenizer_option(p)
-    p.add_argument("files", nargs="*", default=["-"], metavar="FILE",
-                   help="text files (.gz read directly), or - for standard input (the default)")
+    p.add_argument(
+        "files",
+        nargs="*",
+        default=["-"],
+        metavar="FILE",
+        help="text files (.gz read directly), or - for standard input (the default)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
-    p.add_argument("--format", choices=["text", "json", "bin"], default="text",
-                   help="text: ids separated by spaces, one line per document (default); json: a JSON array per "
-                   "document and line; bin: raw little-endian integers, numpy.memmap-readable")
-    p.add_argument("--dtype", choices=["uint16", "uint32"],
-                   help="integer type of --format bin (default: uint16 if every id fits, else uint32)")
-    p.add_argument("--separator", metavar="TOKEN", help="a special token written after each document (default "
-                   "for --format bin: <|endoftext|> if the tokenizer has it; 'none' for no separator)")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "bin"],
+        default="text",
+        help="text: ids separated by spaces, one line per document (default); json: a JSON array per "
+        "document and line; bin: raw little-endian integers, numpy.memmap-readable",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=["uint16", "uint32"],
+        help="integer type of --format bin (default: uint16 if every id fits, else uint32)",
+    )
+    p.add_argument(
+        "--separator",
+        metavar="TOKEN",
+        help="a special token written after each document (default "
+        "for --format bin: <|endoftext|> if the tokenizer has it; 'none' for no separator)",
+    )
     document_options(p)
     threads_progress(p)
     p.set_defaults(run=cmd_encode)
 
     # decode
-    p = command("decode", "decode token ids (text, JSON lines, or a binary token file) back to text", """\
+    p = command(
+        "decode",
+        "decode token ids (text, JSON lines, or a binary token file) back to text",
+        """\
   echo 15496 995 | bytepair decode -t gpt2
   bytepair decode ids.jsonl -t tok/ --format json
-  bytepair decode corpus.bin -t tok/ --format bin --dtype uint16 -o corpus.txt""")
+  bytepair decode corpus.bin -t tok/ --format bin --dtype uint16 -o corpus.txt""",
+    )
     tokenizer_option(p)
     p.add_argument("file", nargs="?", default="-", metavar="FILE", help="ids to decode (default: standard input)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the text (default: standard output)")
-    p.add_argument("--format", choices=["text", "json", "bin"], default="text",
-                   help="how the ids are written (as `bytepair encode --format` writes them)")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "bin"],
+        default="text",
+        help="how the ids are written (as `bytepair encode --format` writes them)",
+    )
     p.add_argument("--dtype", choices=["uint16", "uint32"], help="integer type of --format bin (default: as encode)")
-    p.add_argument("--join", metavar="TEXT", help=r"written between documents (default: a line break; "
-                   r"escapes like \n are understood)")
-    p.add_argument("--separator", metavar="TOKEN", help="--format bin: the special token that ends each document, "
-                   "replaced by --join (default: <|endoftext|> if the tokenizer has it, as encode writes it; 'none' "
-                   "to decode it as text)")
+    p.add_argument(
+        "--join",
+        metavar="TEXT",
+        help=r"written between documents (default: a line break; "
+        r"escapes like \n are understood)",
+    )
+    p.add_argument(
+        "--separator",
+        metavar="TOKEN",
+        help="--format bin: the special token that ends each document, "
+        "replaced by --join (default: <|endoftext|> if the tokenizer has it, as encode writes it; 'none' "
+        "to decode it as text)",
+    )
     p.set_defaults(run=cmd_decode)
 
     # count
-    p = command("count", "count the tokens of text files (or standard input)", """\
+    p = command(
+        "count",
+        "count the tokens of text files (or standard input)",
+        """\
   bytepair count -t cl100k_base README.md
   cat notes.txt | bytepair count -t o200k_base
-  bytepair count -t tok/ data/*.txt""")
+  bytepair count -t tok/ data/*.txt""",
+    )
     tokenizer_option(p)
     p.add_argument("files", nargs="*", default=["-"], metavar="FILE", help="text files, or - for standard input")
     document_options(p)
@@ -163,77 +257,144 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_count)
 
     # inspect
-    p = command("inspect", "show what is in a tokenizer: sizes, special tokens, longest tokens, merges, vocabulary",
-                """\
+    p = command(
+        "inspect",
+        "show what is in a tokenizer: sizes, special tokens, longest tokens, merges, vocabulary",
+        """\
   bytepair inspect tok/
   bytepair inspect cl100k_base --top 20
-  bytepair inspect tok/ --vocab > vocab.tsv""")
+  bytepair inspect tok/ --vocab > vocab.tsv""",
+    )
     p.add_argument("tokenizer", metavar="TOKENIZER", help="a folder, a tokenizer file or an encoding name")
     data_option(p)
-    p.add_argument("--top", type=int, default=10, metavar="N", help="how many longest tokens and first/last "
-                   "merges to show (default 10)")
-    p.add_argument("--vocab", action="store_true", help="print the whole vocabulary, one `id<TAB>token` line each "
-                   "(invisible characters escaped)")
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="how many longest tokens and first/last merges to show (default 10)",
+    )
+    p.add_argument(
+        "--vocab",
+        action="store_true",
+        help="print the whole vocabulary, one `id<TAB>token` line each (invisible characters escaped)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON (not with --vocab)")
     p.set_defaults(run=cmd_inspect)
 
     # viz
-    p = command("viz", "show how a text is tokenized: coloured tokens in the terminal, or an HTML page", """\
+    p = command(
+        "viz",
+        "show how a text is tokenized: coloured tokens in the terminal, or an HTML page",
+        """\
   bytepair viz cl100k_base "Hello, world! 🎉"
   bytepair viz tok/ README.md --ids
-  bytepair viz gpt2 story.txt --html tokens.html""")
+  bytepair viz gpt2 story.txt --html tokens.html""",
+    )
     p.add_argument("tokenizer", metavar="TOKENIZER", help="a folder, a tokenizer file or an encoding name")
-    p.add_argument("text", nargs="?", default="-", metavar="TEXT|FILE",
-                   help="the text, or a file to read (default: standard input)")
+    p.add_argument(
+        "text",
+        nargs="?",
+        default="-",
+        metavar="TEXT|FILE",
+        help="the text, or a file to read (default: standard input)",
+    )
     data_option(p)
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page instead")
     p.add_argument("--ids", action="store_true", help="show each token's id")
-    p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                   help="colour the tokens (auto: when writing to a terminal and NO_COLOR is not set); without "
-                   "colour, tokens are separated by |")
-    p.add_argument("--special", choices=["allow", "text"], default="allow",
-                   help="special-token text: show it as the special token (default) or as ordinary text")
-    p.add_argument("--max-chars", type=int, default=1_000_000, metavar="N",
-                   help="show at most this many characters of the text (default 1000000)")
+    p.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour the tokens (auto: when writing to a terminal and NO_COLOR is not set); without "
+        "colour, tokens are separated by |",
+    )
+    p.add_argument(
+        "--special",
+        choices=["allow", "text"],
+        default="allow",
+        help="special-token text: show it as the special token (default) or as ordinary text",
+    )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="show at most this many characters of the text (default 1000000)",
+    )
     p.set_defaults(run=cmd_viz)
 
     # compare
-    p = command("compare", "compare tokenizers on a corpus: bytes per token, tokens per word, vocabulary use", """\
+    p = command(
+        "compare",
+        "compare tokenizers on a corpus: bytes per token, tokens per word, vocabulary use",
+        """\
   bytepair compare -t gpt2 -t cl100k_base -t o200k_base corpus.txt
   bytepair compare -t char=tok-char/ -t byte=tok-byte/ --baseline chars --baseline words corpus.txt --png cmp.png
-  bytepair compare -t cl100k_base --baseline bytes docs.jsonl --jsonl-field text --json""")
+  bytepair compare -t cl100k_base --baseline bytes docs.jsonl --jsonl-field text --json""",
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="the corpus: text files (.gz), or - for standard input")
-    p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="[NAME=]TOKENIZER", dest="tokenizers",
-                   help="a tokenizer to compare (repeat for several); NAME= labels it")
-    p.add_argument("--baseline", action="append", default=[], choices=["bytes", "chars", "words"],
-                   dest="baselines", help="add a level without merges: one token per byte, character or "
-                   "whitespace-separated word")
+    p.add_argument(
+        "-t",
+        "--tokenizer",
+        action="append",
+        default=[],
+        metavar="[NAME=]TOKENIZER",
+        dest="tokenizers",
+        help="a tokenizer to compare (repeat for several); NAME= labels it",
+    )
+    p.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        choices=["bytes", "chars", "words"],
+        dest="baselines",
+        help="add a level without merges: one token per byte, character or whitespace-separated word",
+    )
     data_option(p)
     p.add_argument("--png", metavar="FILE", help="write a bar chart (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
     p.add_argument("--markdown", action="store_true", help="print a markdown table (not with --json)")
     p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines; use this field of each")
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                   help="bytes that are not UTF-8: stop (default) or replace them")
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="bytes that are not UTF-8: stop (default) or replace them",
+    )
     threads_progress(p)
     p.set_defaults(run=cmd_compare)
 
     # dna-stats
-    p = command("dna-stats", "how DNA tokenizers cut FASTA/FASTQ sequences: bases per token, k-mer lengths, "
-                "token-length histograms (several tokenizers side by side)", """\
+    p = command(
+        "dna-stats",
+        "how DNA tokenizers cut FASTA/FASTQ sequences: bases per token, k-mer lengths, "
+        "token-length histograms (several tokenizers side by side)",
+        """\
   bytepair dna-stats -t dna/ genome.fa.gz
   bytepair dna-stats -t dna/ genome.fa.gz --chunk-length 1000 --png lengths.png
   bytepair dna-stats -t 4k=dna4k/ -t 16k=dna16k/ genome.fa.gz --png compare.png
-  bytepair dna-stats -t dna/ reads.fq.gz --json""")
-    p.add_argument("-t", "--tokenizer", action="append", required=True, metavar="[NAME=]TOKENIZER",
-                   dest="tokenizers", help="a DNA tokenizer (a folder written by `bytepair train --fasta`, or a "
-                   "tokenizer file); repeat to compare several, NAME= labels one")
+  bytepair dna-stats -t dna/ reads.fq.gz --json""",
+    )
+    p.add_argument(
+        "-t",
+        "--tokenizer",
+        action="append",
+        required=True,
+        metavar="[NAME=]TOKENIZER",
+        dest="tokenizers",
+        help="a DNA tokenizer (a folder written by `bytepair train --fasta`, or a "
+        "tokenizer file); repeat to compare several, NAME= labels one",
+    )
     data_option(p)
     p.add_argument("fasta", nargs="+", metavar="FASTA", help="FASTA/FASTQ files (plain or .gz)")
-    p.add_argument("--chunk-length", type=int, metavar="N", help="encode windows of N bases (default: whole "
-                   "sequences)")
-    p.add_argument("--ambiguous", choices=["keep", "split", "drop"], default="keep",
-                   help="N and IUPAC codes: keep them (default: they encode as N or [UNK]), split or drop")
+    p.add_argument("--chunk-length", type=int, metavar="N", help="encode windows of N bases (default: whole sequences)")
+    p.add_argument(
+        "--ambiguous",
+        choices=["keep", "split", "drop"],
+        default="keep",
+        help="N and IUPAC codes: keep them (default: they encode as N or [UNK]), split or drop",
+    )
     p.add_argument("--keep-case", action="store_true", help="do not uppercase the sequences before encoding")
     p.add_argument("--png", metavar="FILE", help="write token-length histograms (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
@@ -241,11 +402,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_dna_stats)
 
     # explain
-    p = command("explain", "BPE step by step on a small corpus: pair counts, each merge, the corpus after it", """\
+    p = command(
+        "explain",
+        "BPE step by step on a small corpus: pair counts, each merge, the corpus after it",
+        """\
   bytepair explain                                   the textbook example: hug pug pun bun hugs
   bytepair explain low:5 lower:2 newest:6 widest:3   your own word counts
   bytepair explain --text "the cat sat on the mat" --merges 4
-  bytepair explain --tie-break hf""")
+  bytepair explain --tie-break hf""",
+    )
     p.add_argument("words", nargs="*", metavar="WORD[:COUNT]", help="words with their counts (default: the textbook's)")
     p.add_argument("--text", help="a text whose words to count instead")
     p.add_argument("--merges", type=int, metavar="N", help="stop after N merges (default: when no pair is left)")
@@ -256,8 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_explain)
 
     # demo
-    p = command("demo", "train on the Python standard library's sources and show the result (as `make demo`)",
-                "  bytepair demo --vocab-size 4096")
+    p = command(
+        "demo",
+        "train on the Python standard library's sources and show the result (as `make demo`)",
+        "  bytepair demo --vocab-size 4096",
+    )
     p.add_argument("--vocab-size", type=int, default=8192)
     p.add_argument("--save", metavar="PATH", help="where to write the tokenizer (bytepair format)")
     p.set_defaults(run=cmd_demo)
@@ -265,29 +433,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def tokenizer_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", "--tokenizer", required=True, metavar="TOKENIZER",
-                   help="a folder written by `bytepair train`, a tokenizer file, or gpt2, r50k_base, p50k_base, "
-                   "cl100k_base, o200k_base")
+    p.add_argument(
+        "-t",
+        "--tokenizer",
+        required=True,
+        metavar="TOKENIZER",
+        help="a folder written by `bytepair train`, a tokenizer file, or gpt2, r50k_base, p50k_base, "
+        "cl100k_base, o200k_base",
+    )
     data_option(p)
 
 
 def data_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", metavar="DIR", help="folder with the files of named encodings (default: "
-                   "$BYTEPAIR_DATA, then tiktoken's cache)")
+    p.add_argument(
+        "--data",
+        metavar="DIR",
+        help="folder with the files of named encodings (default: $BYTEPAIR_DATA, then tiktoken's cache)",
+    )
 
 
 def document_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--documents", choices=["file", "line"], default="file",
-                   help="what one document is: a whole file (default) or each line (its line break left out)")
+    p.add_argument(
+        "--documents",
+        choices=["file", "line"],
+        default="file",
+        help="what one document is: a whole file (default) or each line (its line break left out)",
+    )
     p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines: each line's FIELD is a document")
-    p.add_argument("--special", choices=["error", "allow", "text"], default="error",
-                   help="special-token text such as <|endoftext|> in the input: error (default, as tiktoken), "
-                   "allow (encode it as the special token) or text (encode it as ordinary text)")
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                   help="bytes that are not UTF-8: stop (default) or replace them")
+    p.add_argument(
+        "--special",
+        choices=["error", "allow", "text"],
+        default="error",
+        help="special-token text such as <|endoftext|> in the input: error (default, as tiktoken), "
+        "allow (encode it as the special token) or text (encode it as ordinary text)",
+    )
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="bytes that are not UTF-8: stop (default) or replace them",
+    )
 
 
 def threads_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, metavar="N", help="threads to use (default, and at most: every core)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar on stderr (default: when stderr is a terminal)")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: when stderr is a terminal)",
+    )

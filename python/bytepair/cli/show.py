@@ -19,8 +19,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     positive(args.top, "--top", 0)
     if args.vocab and args.json:
-        raise CommandError("--vocab and --json: choose one (the vocabulary as id<TAB>token lines, or the summary "
-                           "as JSON)")
+        raise CommandError(
+            "--vocab and --json: choose one (the vocabulary as id<TAB>token lines, or the summary as JSON)"
+        )
     tok = load(args.tokenizer, args.data)
     out = sys.stdout
     if args.vocab:
@@ -48,14 +49,15 @@ def read_text_argument(value: str, errors: str = "strict") -> tuple[str, str]:
             with stream:
                 return stream.read(), value
         except UnicodeDecodeError as e:
-            raise CommandError(f"{value} is not UTF-8 ({e.reason} at byte {e.start}); pipe a converted copy "
-                               f"(e.g. iconv -f latin1 {value} | bytepair viz ...)") from None
+            raise CommandError(
+                f"{value} is not UTF-8 ({e.reason} at byte {e.start}); pipe a converted copy "
+                f"(e.g. iconv -f latin1 {value} | bytepair viz ...)"
+            ) from None
     if "\n" not in value and len(value) < 4096 and os.path.isdir(value):
         raise CommandError(f"{value} is a folder: give a file, a text, or - for standard input")
     if reads_as_a_path(value):
         # A word that looks like a path: most likely a file name mistyped, so say that it is shown as text.
-        print(f"bytepair viz: note: there is no file {value!r}; showing the argument itself as text",
-              file=sys.stderr)
+        print(f"bytepair viz: note: there is no file {value!r}; showing the argument itself as text", file=sys.stderr)
     return value, "text"
 
 
@@ -71,8 +73,9 @@ def cmd_viz(args: argparse.Namespace) -> int:
         text = text[: args.max_chars]
     allowed = "all" if args.special == "allow" else ()
     if args.html:
-        page = viewer.html_page(tok, text, title=f"bytepair: {label}{note}", name=f"{args.tokenizer}: {tok!r}",
-                                allowed_special=allowed)
+        page = viewer.html_page(
+            tok, text, title=f"bytepair: {label}{note}", name=f"{args.tokenizer}: {tok!r}", allowed_special=allowed
+        )
         with output(args.html) as out:
             out.write(page.encode("utf-8"))
         st = viewer.stats(text, viewer.segments(tok, text, allowed_special=allowed))
@@ -107,19 +110,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for base in args.baselines:
         tokenizers[base] = base
     progress = Progress("comparing", progress_on(args))
-    pieces = documents(input_paths(args.files), jsonl_field=args.jsonl_field,
-                             cut=all(isinstance(t, str) or can_cut(t) for t in tokenizers.values()),
-                             errors=args.errors, progress=progress)
-    rows = compare.compare(tokenizers, ([p.text for p in batch] for batch in batches(pieces)),
-                           threads=args.threads)
+    pieces = documents(
+        input_paths(args.files),
+        jsonl_field=args.jsonl_field,
+        cut=all(isinstance(t, str) or can_cut(t) for t in tokenizers.values()),
+        errors=args.errors,
+        progress=progress,
+    )
+    rows = compare.compare(tokenizers, ([p.text for p in batch] for batch in batches(pieces)), threads=args.threads)
     progress.finish()
     if args.json:
         json.dump([r.as_dict() for r in rows], sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         corpus = rows[0]
-        print(f"corpus: {', '.join(args.files)}: {megabytes(corpus.bytes)}, {corpus.characters:,} characters, "
-              f"{corpus.words:,} words (split at whitespace)")
+        print(
+            f"corpus: {', '.join(args.files)}: {megabytes(corpus.bytes)}, {corpus.characters:,} characters, "
+            f"{corpus.words:,} words (split at whitespace)"
+        )
         print(compare.table(rows, markdown=args.markdown))
     if png:
         compare.chart(rows, png, title=f"{', '.join(os.path.basename(f) for f in args.files)[:80]}")
@@ -145,8 +153,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 raise CommandError(f"{item!r}: write a word with its count, like hug:10")
             counts[word] = counts.get(word, 0) + int(number)
     pattern = None if args.pattern.lower() == "none" else args.pattern
-    lecture = explain(counts, text=args.text, merges=args.merges, mode=args.mode, pattern=pattern,
-                      tie_break=args.tie_break, words=args.tokenize)
+    lecture = explain(
+        counts,
+        text=args.text,
+        merges=args.merges,
+        mode=args.mode,
+        pattern=pattern,
+        tie_break=args.tie_break,
+        words=args.tokenize,
+    )
     print(lecture)
     return 0
 

@@ -28,8 +28,11 @@ def cmd_dna_stats(args: argparse.Namespace) -> int:
     uppercase = not args.keep_case
     results: dict[str, DnaStats] = {}
     for label, tok in tokenizers.items():  # the files are read again for each: memory holds one record
-        records = (r for p in paths for r in iter_fasta(p, uppercase=uppercase, ambiguous=args.ambiguous,
-                                                                   chunk_length=args.chunk_length))
+        records = (
+            r
+            for p in paths
+            for r in iter_fasta(p, uppercase=uppercase, ambiguous=args.ambiguous, chunk_length=args.chunk_length)
+        )
         results[label] = dna_stats(tok, records, uppercase=uppercase, threads=args.threads)
     if args.json:
         import dataclasses

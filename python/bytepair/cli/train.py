@@ -30,13 +30,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.files:
             raise CommandError("give text FILEs or --fasta files, not both")
         return train_fasta(args)
-    dna_only = {"--alphabet": args.alphabet is not None, "--chunk-length": args.chunk_length is not None,
-                "--ambiguous": args.ambiguous is not None, "--reverse-complement": args.reverse_complement,
-                "--keep-case": args.keep_case}
+    dna_only = {
+        "--alphabet": args.alphabet is not None,
+        "--chunk-length": args.chunk_length is not None,
+        "--ambiguous": args.ambiguous is not None,
+        "--reverse-complement": args.reverse_complement,
+        "--keep-case": args.keep_case,
+    }
     given = [name for name, used in dna_only.items() if used]
     if given:
-        raise CommandError(f"{', '.join(given)} {'is a DNA option' if len(given) == 1 else 'are DNA options'}, "
-                           f"for --fasta FILE (for text, --initial-alphabet adds characters)")
+        raise CommandError(
+            f"{', '.join(given)} {'is a DNA option' if len(given) == 1 else 'are DNA options'}, "
+            f"for --fasta FILE (for text, --initial-alphabet adds characters)"
+        )
     args.mode, args.pattern = args.mode or "byte", args.pattern or "gpt2"
     args.initial_alphabet = args.initial_alphabet or "all"
     if not args.files:
@@ -48,11 +54,20 @@ def cmd_train(args: argparse.Namespace) -> int:
     if alphabet not in ("all", "corpus"):
         alphabet = list(dict.fromkeys(args.initial_alphabet))  # the characters, each once
     options = dict(
-        mode=args.mode, pattern=pattern, special_tokens=args.special_tokens, initial_alphabet=alphabet,
-        min_frequency=args.min_frequency, lowercase=args.lowercase,
-        continuing_subword_prefix=args.continuing_subword_prefix, end_of_word_suffix=args.end_of_word_suffix,
-        unk_token=args.unk_token, max_token_length=args.max_token_length, limit_alphabet=args.limit_alphabet,
-        tie_break=args.tie_break, threads=args.threads, progress=progress_on(args),
+        mode=args.mode,
+        pattern=pattern,
+        special_tokens=args.special_tokens,
+        initial_alphabet=alphabet,
+        min_frequency=args.min_frequency,
+        lowercase=args.lowercase,
+        continuing_subword_prefix=args.continuing_subword_prefix,
+        end_of_word_suffix=args.end_of_word_suffix,
+        unk_token=args.unk_token,
+        max_token_length=args.max_token_length,
+        limit_alphabet=args.limit_alphabet,
+        tie_break=args.tie_break,
+        threads=args.threads,
+        progress=progress_on(args),
     )
     with contextlib.ExitStack() as stack:
         if "-" in paths:  # standard input is kept in a temporary file: it is read again for the summary
@@ -64,8 +79,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         size = sum(os.path.getsize(p) for p in paths)
         start = time.perf_counter()
         if args.jsonl_field is not None:
-            texts = (piece.text for piece in corpus.documents(paths, jsonl_field=args.jsonl_field,
-                                                             errors=args.errors))
+            texts = (piece.text for piece in corpus.documents(paths, jsonl_field=args.jsonl_field, errors=args.errors))
             tok = train(texts, args.vocab_size, **options)
         else:
             tok = train([Path(p) for p in paths], args.vocab_size, errors=args.errors, **options)
@@ -75,9 +89,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         progress = Progress("measuring bytes per token", bool(options["progress"]))
         try:
             summary = encode_stream(
-                tok, corpus.documents(paths, jsonl_field=args.jsonl_field, cut=corpus.can_cut(tok),
-                                     errors=args.errors, progress=progress),
-                None, special="allow" if tok.special_tokens else "text", threads=args.threads, progress=progress)
+                tok,
+                corpus.documents(
+                    paths, jsonl_field=args.jsonl_field, cut=corpus.can_cut(tok), errors=args.errors, progress=progress
+                ),
+                None,
+                special="allow" if tok.special_tokens else "text",
+                threads=args.threads,
+                progress=progress,
+            )
         except ValueError as e:
             # Training reads each line of a file as one text, encoding reads the file whole: whitespace across
             # lines ("\n\n") then makes pieces training never saw, which a character-level tokenizer with word
@@ -86,40 +106,56 @@ def cmd_train(args: argparse.Namespace) -> int:
         progress.finish()
     counted = tok.trace
     print(f"Trained in {seconds:.1f} s: {tok!r}")
-    specials = len(tok.special_tokens) + (1 if tok.settings["unk_token"] and
-                                          tok.settings["unk_token"] not in tok.special_tokens else 0)
-    print(f"  vocabulary: {tok.vocab_size} tokens = {specials} special + {tok.core.layout()[1]} base + "
-          f"{tok.vocab_size - specials - tok.core.layout()[1]} from {len(tok.merges)} merges"
-          + (f" (last merge count {counted[-1][1]})" if counted else ""))
+    specials = len(tok.special_tokens) + (
+        1 if tok.settings["unk_token"] and tok.settings["unk_token"] not in tok.special_tokens else 0
+    )
+    print(
+        f"  vocabulary: {tok.vocab_size} tokens = {specials} special + {tok.core.layout()[1]} base + "
+        f"{tok.vocab_size - specials - tok.core.layout()[1]} from {len(tok.merges)} merges"
+        + (f" (last merge count {counted[-1][1]})" if counted else "")
+    )
     in_files = f"in {len(paths)} file{'s' if len(paths) != 1 else ''}"
     if summary is None:
         print(f"  training text: {megabytes(size)} {in_files} (on disk)")
     else:  # the text's size (a .gz file's is its compressed size on disk)
-        print(f"  training text: {megabytes(summary.bytes)} {in_files}, "
-              f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
-              f"{summary.bytes_per_token:.2f} bytes per token")
+        print(
+            f"  training text: {megabytes(summary.bytes)} {in_files}, "
+            f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
+            f"{summary.bytes_per_token:.2f} bytes per token"
+        )
     print("  wrote " + ", ".join(str(p) for p in written))
     for note in notes:
         print(f"  {note}")
     if summary is None:
-        print(f"bytepair train: warning: this tokenizer cannot encode its training files read whole: {unencodable}\n"
-              f"  (training reads each line of a file as one text, so pieces that span lines, such as a blank "
-              f"line's \"\\n\\n\", were never seen; add --unk-token '[UNK]', or use --pattern whitespace, which "
-              f"drops whitespace)", file=sys.stderr)
+        print(
+            f"bytepair train: warning: this tokenizer cannot encode its training files read whole: {unencodable}\n"
+            f"  (training reads each line of a file as one text, so pieces that span lines, such as a blank "
+            f"line's \"\\n\\n\", were never seen; add --unk-token '[UNK]', or use --pattern whitespace, which "
+            f"drops whitespace)",
+            file=sys.stderr,
+        )
     return 0
 
 
 def train_fasta(args: argparse.Namespace) -> int:
     """`train --fasta`: the DNA preset on FASTA/FASTQ files (parsed and counted in the core)."""
     positive(args.chunk_length, "--chunk-length")
-    text_only = {"--mode": args.mode is not None, "--pattern": args.pattern is not None, "--jsonl-field":
-                 args.jsonl_field, "--initial-alphabet": args.initial_alphabet is not None, "--lowercase": args.lowercase,
-                 "--continuing-subword-prefix": args.continuing_subword_prefix, "--end-of-word-suffix":
-                 args.end_of_word_suffix, "--limit-alphabet": args.limit_alphabet}
+    text_only = {
+        "--mode": args.mode is not None,
+        "--pattern": args.pattern is not None,
+        "--jsonl-field": args.jsonl_field,
+        "--initial-alphabet": args.initial_alphabet is not None,
+        "--lowercase": args.lowercase,
+        "--continuing-subword-prefix": args.continuing_subword_prefix,
+        "--end-of-word-suffix": args.end_of_word_suffix,
+        "--limit-alphabet": args.limit_alphabet,
+    }
     given = [name for name, used in text_only.items() if used]
     if given:
-        raise CommandError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for text; with --fasta use "
-                           "--alphabet, --chunk-length, --ambiguous, --reverse-complement, --keep-case")
+        raise CommandError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for text; with --fasta use "
+            "--alphabet, --chunk-length, --ambiguous, --reverse-complement, --keep-case"
+        )
     args.alphabet, args.ambiguous = args.alphabet or "ACGTN", args.ambiguous or "split"
     if "-" in args.fasta:
         raise CommandError("--fasta reads files (plain or .gz), not standard input")
@@ -127,22 +163,38 @@ def train_fasta(args: argparse.Namespace) -> int:
     out = output_folder(args.output)
     start = time.perf_counter()
     tok = train_dna(
-        [Path(p) for p in paths], args.vocab_size, alphabet=args.alphabet, special_tokens=args.special_tokens,
-        unk_token=args.unk_token or "[UNK]", uppercase=not args.keep_case, ambiguous=args.ambiguous,
-        chunk_length=args.chunk_length, reverse_complement=args.reverse_complement, tie_break=args.tie_break,
-        min_frequency=args.min_frequency, max_token_length=args.max_token_length, threads=args.threads,
-        progress=progress_on(args))
+        [Path(p) for p in paths],
+        args.vocab_size,
+        alphabet=args.alphabet,
+        special_tokens=args.special_tokens,
+        unk_token=args.unk_token or "[UNK]",
+        uppercase=not args.keep_case,
+        ambiguous=args.ambiguous,
+        chunk_length=args.chunk_length,
+        reverse_complement=args.reverse_complement,
+        tie_break=args.tie_break,
+        min_frequency=args.min_frequency,
+        max_token_length=args.max_token_length,
+        threads=args.threads,
+        progress=progress_on(args),
+    )
     seconds = time.perf_counter() - start
     written, notes = folder.save(tok, out)
-    records = (r for p in paths for r in iter_fasta(p, uppercase=not args.keep_case,
-                                                               ambiguous=args.ambiguous,
-                                                               chunk_length=args.chunk_length))
+    records = (
+        r
+        for p in paths
+        for r in iter_fasta(p, uppercase=not args.keep_case, ambiguous=args.ambiguous, chunk_length=args.chunk_length)
+    )
     stats = dna_stats(tok, records, threads=args.threads)
     print(f"Trained in {seconds:.1f} s: {tok!r}")
-    print(f"  training sequences: {stats.sequences:,} ({stats.bases:,} bases) from {len(paths)} file"
-          f"{'s' if len(paths) != 1 else ''}" + (", both strands" if args.reverse_complement else ""))
-    print(f"  {stats.bases_per_token:.2f} bases per token; mean k-mer length in the vocabulary "
-          f"{stats.mean_kmer_length:.2f}")
+    print(
+        f"  training sequences: {stats.sequences:,} ({stats.bases:,} bases) from {len(paths)} file"
+        f"{'s' if len(paths) != 1 else ''}" + (", both strands" if args.reverse_complement else "")
+    )
+    print(
+        f"  {stats.bases_per_token:.2f} bases per token; mean k-mer length in the vocabulary "
+        f"{stats.mean_kmer_length:.2f}"
+    )
     print("  wrote " + ", ".join(str(p) for p in written))
     for note in notes:
         print(f"  {note}")

@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import Literal, NamedTuple, Union
+from typing import Literal, NamedTuple
 
 from .. import _core
 
 __all__ = ["AMBIGUOUS", "Ambiguous", "FastaRecord", "check_options", "iter_fasta", "looks_like_a_path", "read_fasta"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 Ambiguous = Literal["keep", "split", "drop"]
 AMBIGUOUS = ("keep", "split", "drop")
 
@@ -48,7 +48,6 @@ class FastaRecord(NamedTuple):
     def __len__(self) -> int:
         """Number of bases (not the tuple's 2 fields: a record is measured by its sequence)."""
         return len(self.sequence)
-
 
 
 def check_options(uppercase: object, ambiguous: object, chunk_length: object) -> None:

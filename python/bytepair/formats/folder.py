@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Union
 
 from .._tokenizer import Tokenizer
 from . import gpt2, hf, native, tiktoken
 
 __all__ = ["HF_FILE", "OUR_FILE", "TIKTOKEN_FILE", "load", "save"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 #: The files `bytepair train -o DIR` writes: ours, HF's tokenizer.json, and (byte-level) a tiktoken rank file.
 OUR_FILE = "bytepair.json"

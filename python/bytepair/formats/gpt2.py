@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Union
 
 from .. import _core
 from .._checks import check_pattern
@@ -15,7 +14,7 @@ from .._tokenizer import Tokenizer
 
 __all__ = ["load"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 
 def load(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Union
 
 from .. import _core, reference
 from .._tokenizer import Tokenizer
@@ -18,7 +17,7 @@ from ..writing import write_whole
 
 __all__ = ["load", "save"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 # HF pre-tokenizers that cut text at whitespace, dropping it, by the bytepair pattern that splits the same way.
 _HF_WHITESPACE_SPLIT = r"\S+"
@@ -37,19 +36,22 @@ def load(tokenizer_json: PathLike) -> Tokenizer:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{p!r} is not a valid tokenizer.json: {e}") from None
     if not isinstance(doc, dict):
-        raise ValueError(f"{p!r} is not a valid tokenizer.json: it holds a JSON {type(doc).__name__}, "
-                         f"not an object")
+        raise ValueError(f"{p!r} is not a valid tokenizer.json: it holds a JSON {type(doc).__name__}, not an object")
 
     def unsupported(what: str, supported: str = "") -> ValueError:
-        supported = supported or ("bytepair reads BPE tokenizer.json files: byte-level, or char-level with "
-                                  "unk_token, continuing_subword_prefix and end_of_word_suffix")
+        supported = supported or (
+            "bytepair reads BPE tokenizer.json files: byte-level, or char-level with "
+            "unk_token, continuing_subword_prefix and end_of_word_suffix"
+        )
         return ValueError(f"{p!r}: {what} is not supported ({supported})")
 
     model = doc.get("model") or {}
     if not isinstance(model, dict) and all(isinstance(v, int) for v in list(doc.values())[:100]):
-        raise ValueError(f"{p!r} is a vocabulary (token -> id), not a tokenizer.json: for GPT-2's vocab.json "
-                         f"with merges.txt use Tokenizer.from_gpt2(vocab_json, merges_txt) (the command line: "
-                         f"-t with the folder that holds both)")
+        raise ValueError(
+            f"{p!r} is a vocabulary (token -> id), not a tokenizer.json: for GPT-2's vocab.json "
+            f"with merges.txt use Tokenizer.from_gpt2(vocab_json, merges_txt) (the command line: "
+            f"-t with the folder that holds both)"
+        )
     if not isinstance(model, dict) or model.get("type") != "BPE":
         raise unsupported(f"model type {model.get('type') if isinstance(model, dict) else model!r}")
     pre = doc.get("pre_tokenizer") or {}
@@ -73,9 +75,11 @@ def load(tokenizer_json: PathLike) -> Tokenizer:
         pattern = "gpt2" if steps[0].get("use_regex", True) else None
     elif steps[-1].get("use_regex", True):
         # HF splits each piece of the steps before again with GPT-2's regex: two splits in a row.
-        raise unsupported(f"ByteLevel with use_regex=True after {steps[0].get('type')!r} (GPT-2's regex "
-                          f"inside each piece of the first split)", "set use_regex to false, as after a Split "
-                          "it usually is, or use the ByteLevel pre-tokenizer alone")
+        raise unsupported(
+            f"ByteLevel with use_regex=True after {steps[0].get('type')!r} (GPT-2's regex "
+            f"inside each piece of the first split)",
+            "set use_regex to false, as after a Split it usually is, or use the ByteLevel pre-tokenizer alone",
+        )
     elif len(steps) == 2 and steps[0].get("type") == "Split":
         # Which text the split keeps (Isolated keeps what is between matches too) as one of our patterns.
         pattern = _hf_split_pattern(steps[0], unsupported)
@@ -86,8 +90,9 @@ def load(tokenizer_json: PathLike) -> Tokenizer:
     vocab, merges, specials = _hf_vocab_and_merges(p, doc, model)
     _refuse_added_token_options(doc, lowercase, unsupported)
     merges = [" ".join(m) for m in merges]
-    core = _core.CoreTokenizer.from_hf_parts(p, list(vocab.items()), merges, specials, pattern, lowercase,
-                                             bool(model.get("ignore_merges")))
+    core = _core.CoreTokenizer.from_hf_parts(
+        p, list(vocab.items()), merges, specials, pattern, lowercase, bool(model.get("ignore_merges"))
+    )
     return Tokenizer(core)
 
 
@@ -96,8 +101,10 @@ def _load_char(p: str, doc: dict, model: dict, steps: list[dict], unsupported) -
     if model.get("byte_fallback"):
         raise unsupported("model.byte_fallback=True (SentencePiece-style <0x..> byte tokens)")
     if model.get("dropout") not in (None, 0, 0.0):
-        raise unsupported(f"model.dropout={model.get('dropout')!r} (BPE-dropout is random; bytepair encodes "
-                          f"deterministically: set it to null)")
+        raise unsupported(
+            f"model.dropout={model.get('dropout')!r} (BPE-dropout is random; bytepair encodes "
+            f"deterministically: set it to null)"
+        )
     options = {}
     for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
         value = model.get(key)
@@ -109,9 +116,18 @@ def _load_char(p: str, doc: dict, model: dict, steps: list[dict], unsupported) -
     vocab, merges, specials = _hf_vocab_and_merges(p, doc, model)
     _refuse_added_token_options(doc, lowercase, unsupported)
     core = _core.CoreTokenizer.from_hf_char_parts(
-        p, list(vocab.items()), merges, specials, options["unk_token"], options["continuing_subword_prefix"],
-        options["end_of_word_suffix"], bool(model.get("fuse_unk")), pattern, lowercase,
-        bool(model.get("ignore_merges")))
+        p,
+        list(vocab.items()),
+        merges,
+        specials,
+        options["unk_token"],
+        options["continuing_subword_prefix"],
+        options["end_of_word_suffix"],
+        bool(model.get("fuse_unk")),
+        pattern,
+        lowercase,
+        bool(model.get("ignore_merges")),
+    )
     return Tokenizer(core)
 
 
@@ -121,8 +137,10 @@ def save(tok: Tokenizer, path: PathLike) -> None:
     if settings["mode"] == "char":
         return _save_char(tok, path, settings)
     if settings["continuing_subword_prefix"] or settings["end_of_word_suffix"]:
-        raise ValueError("save_hf writes byte-level BPE without word markers or char-level BPE; this tokenizer "
-                         "is byte-level with continuing_subword_prefix/end_of_word_suffix")
+        raise ValueError(
+            "save_hf writes byte-level BPE without word markers or char-level BPE; this tokenizer "
+            "is byte-level with continuing_subword_prefix/end_of_word_suffix"
+        )
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     pattern = settings["pattern"]
     if pattern == "gpt2":
@@ -140,18 +158,27 @@ def save(tok: Tokenizer, path: PathLike) -> None:
             split = {**split, "behavior": "Isolated", "invert": False}
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
     model = {
-        "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-        "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": None,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": False,
         # tiktoken vocabularies keep a piece that is a token whole, as HF's ignore_merges does.
         "ignore_merges": tok.core.hf_options()[0],
         "vocab": tok.vocab,  # special tokens too, as HF keeps them
         "merges": [list(m) for m in tok.merges],
     }
-    _write(tok, path, settings, pre_tokenizer, model,
-                   post_processor={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                                   "use_regex": False},
-                   decoder={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
-                            "use_regex": False})
+    _write(
+        tok,
+        path,
+        settings,
+        pre_tokenizer,
+        model,
+        post_processor={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        decoder={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+    )
 
 
 def _save_char(tok: Tokenizer, path: PathLike, settings: dict[str, object]) -> None:
@@ -171,17 +198,21 @@ def _save_char(tok: Tokenizer, path: PathLike, settings: dict[str, object]) -> N
     strip_prefix = {"type": "Replace", "pattern": {"Regex": r"\A" + _onig_escape(prefix or "")}, "content": ""}
     strip_suffix = {"type": "Replace", "pattern": {"Regex": _onig_escape(suffix or "") + r"\z"}, "content": ""}
     if pattern in _HF_WORD_SPLITTERS and prefix:  # words start where a token lacks the prefix
-        decoders = ([strip_suffix] if suffix else []) + [{"type": "WordPiece", "prefix": prefix,
-                                                          "cleanup": False}]
+        decoders = ([strip_suffix] if suffix else []) + [{"type": "WordPiece", "prefix": prefix, "cleanup": False}]
     elif pattern in _HF_WORD_SPLITTERS and suffix:  # words end at the suffix
         decoders = [{"type": "BPEDecoder", "suffix": suffix}]
     else:  # pieces keep their whitespace: take the markers off and join
         decoders = [strip_prefix] * bool(prefix) + [strip_suffix] * bool(suffix) + [{"type": "Fuse"}]
     ignore_merges, fuse_unk = tok.core.hf_options()
     model = {
-        "type": "BPE", "dropout": None, "unk_token": settings["unk_token"],
-        "continuing_subword_prefix": prefix, "end_of_word_suffix": suffix, "fuse_unk": fuse_unk,
-        "byte_fallback": False, "ignore_merges": ignore_merges,
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": settings["unk_token"],
+        "continuing_subword_prefix": prefix,
+        "end_of_word_suffix": suffix,
+        "fuse_unk": fuse_unk,
+        "byte_fallback": False,
+        "ignore_merges": ignore_merges,
         "vocab": tok.vocab,  # unk and special tokens too, as HF keeps them
         "merges": [list(m) for m in tok.merges],
     }
@@ -189,12 +220,32 @@ def _save_char(tok: Tokenizer, path: PathLike, settings: dict[str, object]) -> N
     _write(tok, path, settings, pre_tokenizer, model, post_processor=None, decoder=decoder)
 
 
-def _write(tok: Tokenizer, path: PathLike, settings: dict[str, object], pre_tokenizer: object, model: dict[str, object],
-              post_processor: object, decoder: object) -> None:
-    specials = [{"id": tok.token_to_id(t), "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                 "normalized": False, "special": True} for t in tok.special_tokens]
+def _write(
+    tok: Tokenizer,
+    path: PathLike,
+    settings: dict[str, object],
+    pre_tokenizer: object,
+    model: dict[str, object],
+    post_processor: object,
+    decoder: object,
+) -> None:
+    specials = [
+        {
+            "id": tok.token_to_id(t),
+            "content": t,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for t in tok.special_tokens
+    ]
     document = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": specials,
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": specials,
         "normalizer": {"type": "Lowercase"} if settings["lowercase"] else None,
         "pre_tokenizer": pre_tokenizer,
         "post_processor": post_processor,
@@ -233,7 +284,7 @@ def _hf_vocab_and_merges(p: str, doc: dict, model: dict) -> tuple[dict[str, int]
     for n, m in enumerate(raw):
         parts = m.split(" ") if isinstance(m, str) else m
         if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(x, str) for x in parts):
-            raise ValueError(f"{p!r}: model.merges[{n}] is {m!r}; a merge is [left, right] or \"left right\"")
+            raise ValueError(f'{p!r}: model.merges[{n}] is {m!r}; a merge is [left, right] or "left right"')
         merges.append((parts[0], parts[1]))
     specials: list[str] = []
     added = doc.get("added_tokens") or []
@@ -242,9 +293,15 @@ def _hf_vocab_and_merges(p: str, doc: dict, model: dict) -> tuple[dict[str, int]
     model_size = len(out)
     for t in added:
         i = t.get("id") if isinstance(t, dict) else None
-        if not isinstance(t, dict) or not isinstance(t.get("content"), str) or not t["content"] \
-                or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 1 << 32:
-            raise ValueError(f"{p!r}: added token {t!r} needs a non-empty \"content\" and an int \"id\"")
+        if (
+            not isinstance(t, dict)
+            or not isinstance(t.get("content"), str)
+            or not t["content"]
+            or isinstance(i, bool)
+            or not isinstance(i, int)
+            or not 0 <= i < 1 << 32
+        ):
+            raise ValueError(f'{p!r}: added token {t!r} needs a non-empty "content" and an int "id"')
         if t["content"] in specials:
             continue
         if t["content"] not in out:
@@ -260,8 +317,11 @@ def _hf_char_lowercase(normalizer: object, unsupported) -> bool:
     """Whether a char-level tokenizer.json's normaliser is Lowercase (else none); any other raises."""
     if normalizer is None:
         return False
-    parts = normalizer.get("normalizers") if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" \
+    parts = (
+        normalizer.get("normalizers")
+        if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence"
         else [normalizer]
+    )
     types = [n.get("type") if isinstance(n, dict) else n for n in parts or []]
     other = [t for t in types if t != "Lowercase"]
     if other:
@@ -272,8 +332,10 @@ def _hf_char_lowercase(normalizer: object, unsupported) -> bool:
 
 def _hf_char_pattern(steps: list[dict], unsupported) -> str | None:
     """The bytepair pattern that splits text as a char-level tokenizer.json's pre-tokenizer does."""
-    supported = ("for char-level BPE bytepair supports no pre-tokenizer, Whitespace, WhitespaceSplit, "
-                 "BertPreTokenizer, or Split with a regex (behavior Isolated, or Removed)")
+    supported = (
+        "for char-level BPE bytepair supports no pre-tokenizer, Whitespace, WhitespaceSplit, "
+        "BertPreTokenizer, or Split with a regex (behavior Isolated, or Removed)"
+    )
     if not steps:
         return None
     if len(steps) > 1:
@@ -301,8 +363,11 @@ def _hf_split_pattern(step: dict, unsupported, supported: str = "") -> str:
     else:
         raise unsupported(f"Split pattern {pattern!r}", supported)
     # Our own export drops "{1,3}+"'s possessive mark (see save_hf); both forms name the pattern.
-    named = {form: name for name in ("gpt2", "cl100k", "o200k", "whitespace")
-             for form in (reference.PATTERNS[name], _hf_regex(reference.PATTERNS[name]))}
+    named = {
+        form: name
+        for name in ("gpt2", "cl100k", "o200k", "whitespace")
+        for form in (reference.PATTERNS[name], _hf_regex(reference.PATTERNS[name]))
+    }
     gaps = rf"(?:(?!(?:{regex}))[\s\S])+"  # a run of text where the regex does not match
     behavior, invert = step.get("behavior"), bool(step.get("invert"))
     if behavior == "Removed" and invert:  # the pieces are the matches, as in bytepair

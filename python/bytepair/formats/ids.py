@@ -63,8 +63,9 @@ class IdWriter:
 _ID_OR_MARK = re.compile(r"\d+|[\[\],\s]|[^\d\[\],\s]+")
 
 
-def read_ids(stream: BinaryIO, format: Format, dtype: str = "uint32",
-             block: int = 1 << 20) -> Iterator[tuple[array.array[int], bool]]:
+def read_ids(
+    stream: BinaryIO, format: Format, dtype: str = "uint32", block: int = 1 << 20
+) -> Iterator[tuple[array.array[int], bool]]:
     """Ids from a token file, in blocks: (ids, ends_a_document). "bin" has no documents (separators, if any,
     are tokens among the ids); "text" ends a document at each line break, "json" at each `]`."""
     if format == "bin":
@@ -86,8 +87,10 @@ def read_ids(stream: BinaryIO, format: Format, dtype: str = "uint32",
                 ids.byteswap()
             yield array.array("I", ids), False
         if rest:
-            raise ValueError(f"the binary token file ends with {len(rest)} stray byte(s): it is not {dtype} "
-                             f"(a length that is not a multiple of {size}); check --dtype")
+            raise ValueError(
+                f"the binary token file ends with {len(rest)} stray byte(s): it is not {dtype} "
+                f"(a length that is not a multiple of {size}); check --dtype"
+            )
         return
     line = 1
     carry = ""
@@ -120,8 +123,9 @@ def read_ids(stream: BinaryIO, format: Format, dtype: str = "uint32",
             if not text:
                 break
     except UnicodeDecodeError:
-        raise ValueError(f"line {line}: the token file has bytes that are not ids (is it a binary file? pass "
-                         f"--format bin)") from None
+        raise ValueError(
+            f"line {line}: the token file has bytes that are not ids (is it a binary file? pass --format bin)"
+        ) from None
     finally:
         reader.detach()
     if len(ids):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Union
 
 from .. import _core
 from .._tokenizer import Tokenizer
@@ -22,7 +21,7 @@ from ..writing import write_whole
 
 __all__ = ["dumps", "load", "loads", "looks_native", "save"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 
 def dumps(tok: Tokenizer) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._checks import check_pattern
@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 
 __all__ = ["load", "save", "to_encoding"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = str | os.PathLike[str]
 
 
-def load(path: PathLike, *, pattern: str | None = "cl100k", special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
+def load(
+    path: PathLike, *, pattern: str | None = "cl100k", special_tokens: Mapping[str, int] | None = None
+) -> Tokenizer:
     """A tokenizer from a tiktoken rank file (see `Tokenizer.from_tiktoken`)."""
     check_pattern(pattern)
     specials = dict(special_tokens or {})
