@@ -1,8 +1,9 @@
 # bytepair — the two commands for a fresh machine:
 #   make demo   set up .venv, build the release extension, train on the Python stdlib sources, show the result
-#   make test   set up .venv with the test dependencies, build, run cargo test and pytest
-# and: make build (just the extension into .venv), make bench (training), make bench-encode (encoding),
-# make bench-genome (DNA: E. coli and synthetic genomes vs HF tokenizers and SentencePiece), make clean.
+#   make test   set up .venv with the test dependencies, build, run make lint, cargo test and pytest
+# and: make lint (ruff, ruff format --check, mypy --strict, clippy, rustfmt --check), make build (just the
+# extension into .venv), make bench (training), make bench-encode (encoding), make bench-genome (DNA: E. coli
+# and synthetic genomes vs HF tokenizers and SentencePiece), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -15,14 +16,23 @@ BENCH_DEPS := $(VENV)/.bench-deps
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test build bench bench-encode bench-genome clean rust-test py-test
+.PHONY: demo test lint build bench bench-encode bench-genome clean
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
 
-test: $(BUILT) $(TEST_DEPS)
+test: lint
 	cargo test --quiet
 	$(PY) -m pytest -q
+
+# The checks every change passes (part of make test): Python style and types, Rust lints and formatting.
+PY_SOURCES := python tests bench
+lint: $(BUILT) $(TEST_DEPS)
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
+	$(PY) -m mypy --strict python/bytepair
+	PYO3_PYTHON=$(abspath $(PY)) cargo clippy --quiet --all-targets --features python -- -D warnings
+	cargo fmt --check
 
 build: $(BUILT)
 
@@ -48,7 +58,7 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers \
-		"mypy>=1.8" "selenium>=4.11" matplotlib
+		"mypy>=1.8" "ruff>=0.15" types-regex "selenium>=4.11" matplotlib
 	touch $@
 
 # The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.
