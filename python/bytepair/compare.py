@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ._tokenizer import Tokenizer
 from .viewer import PerToken
+from .writing import open_whole
 
 __all__ = ["BASELINES", "Row", "chart", "compare", "table"]
 
@@ -201,5 +202,6 @@ def chart(rows: list[Row], path: str | os.PathLike[str], *, title: str = "") -> 
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with open_whole(path) as out:
+        fig.savefig(out, dpi=110, format=os.path.splitext(path)[1][1:].lower() or "png")
     plt.close(fig)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .dna import DnaStats
+from .writing import open_whole
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -73,5 +74,6 @@ def token_length_histogram(
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    with open_whole(out) as f:
+        fig.savefig(f, format=out.suffix[1:].lower() or "png")
     return out

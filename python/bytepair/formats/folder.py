@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from .._tokenizer import Tokenizer
+from ..writing import read_file_set, write_file_set
 from . import gpt2, hf, native, tiktoken
 
 __all__ = ["HF_FILE", "OUR_FILE", "TIKTOKEN_FILE", "load", "save"]
@@ -30,38 +31,35 @@ TIKTOKEN_FILE = "tokenizer.tiktoken"
 
 
 def save(tok: Tokenizer, folder: PathLike) -> tuple[list[Path], list[str]]:
-    """Writes `tok` into `folder` (made if missing) in every format it fits. Returns the files written and why
-    the others were not."""
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / OUR_FILE]
-    native.save(tok, written[0])
+    """Writes `tok` into `folder` (made if missing) in every format it fits, as one set: a reader sees the
+    folder's earlier tokenizer or this one, never files of both, even if writing is interrupted (see
+    `bytepair.writing.write_file_set`). A format this tokenizer does not fit leaves the folder, if an earlier
+    tokenizer had written it. Returns the files written and why the others were not."""
+    files: dict[str, bytes] = {OUR_FILE: native.dumps(tok).encode("utf-8")}
     notes: list[str] = []
     try:
-        hf.save(tok, out / HF_FILE)
-        written.append(out / HF_FILE)
+        files[HF_FILE] = hf.dumps(tok).encode("utf-8")
     except ValueError as e:
         notes.append(f"no {HF_FILE}: {e}")
     if tok.settings["mode"] == "byte":
         try:
             if tok.settings["pattern"] is None:
                 raise ValueError("tiktoken needs a pre-tokenization pattern (this tokenizer has none)")
-            tiktoken.save(tok, out / TIKTOKEN_FILE)
-            written.append(out / TIKTOKEN_FILE)
+            files[TIKTOKEN_FILE] = tiktoken.dumps(tok).encode("ascii")
         except ValueError as e:
             notes.append(f"no {TIKTOKEN_FILE}: {e}")
+    out = Path(folder)
     # A file of a format this tokenizer does not fit is an earlier tokenizer's, trained into the same folder: left
     # there, it would be taken for this one.
-    for name in (HF_FILE, TIKTOKEN_FILE):
-        if out / name not in written and (out / name).is_file():
-            (out / name).unlink()
-            notes.append(f"removed the {name} an earlier training left in {out}")
+    stale = [name for name in (HF_FILE, TIKTOKEN_FILE) if name not in files and (out / name).exists()]
+    written = write_file_set(out, files, remove=(HF_FILE, TIKTOKEN_FILE))
+    notes += [f"removed the {name} an earlier training left in {out}" for name in stale]
     return written, notes
 
 
 def load(folder: PathLike) -> Tokenizer:
     """The tokenizer in `folder`: its bytepair.json, else its tokenizer.json, else vocab.json + merges.txt."""
-    path = Path(folder)
+    path = read_file_set(folder)  # one set, even if another process is writing the folder meanwhile
     if (path / OUR_FILE).is_file():
         return native.load(path / OUR_FILE)
     if (path / HF_FILE).is_file():

@@ -15,7 +15,7 @@ from .. import _core, reference
 from .._tokenizer import Tokenizer
 from ..writing import write_whole
 
-__all__ = ["load", "save"]
+__all__ = ["dumps", "load", "save"]
 
 PathLike = str | os.PathLike[str]
 
@@ -131,11 +131,11 @@ def _load_char(p: str, doc: dict, model: dict, steps: list[dict], unsupported) -
     return Tokenizer(core)
 
 
-def save(tok: Tokenizer, path: PathLike) -> None:
+def dumps(tok: Tokenizer) -> str:
     """See `Tokenizer.save_hf`."""
     settings = tok.settings
     if settings["mode"] == "char":
-        return _save_char(tok, path, settings)
+        return _dumps_char(tok, settings)
     if settings["continuing_subword_prefix"] or settings["end_of_word_suffix"]:
         raise ValueError(
             "save_hf writes byte-level BPE without word markers or char-level BPE; this tokenizer "
@@ -170,9 +170,8 @@ def save(tok: Tokenizer, path: PathLike) -> None:
         "vocab": tok.vocab,  # special tokens too, as HF keeps them
         "merges": [list(m) for m in tok.merges],
     }
-    _write(
+    return _document(
         tok,
-        path,
         settings,
         pre_tokenizer,
         model,
@@ -181,7 +180,7 @@ def save(tok: Tokenizer, path: PathLike) -> None:
     )
 
 
-def _save_char(tok: Tokenizer, path: PathLike, settings: dict[str, object]) -> None:
+def _dumps_char(tok: Tokenizer, settings: dict[str, object]) -> str:
     """save_hf for char-level tokenizers (see there)."""
     pattern = settings["pattern"]
     prefix, suffix = settings["continuing_subword_prefix"], settings["end_of_word_suffix"]
@@ -217,18 +216,17 @@ def _save_char(tok: Tokenizer, path: PathLike, settings: dict[str, object]) -> N
         "merges": [list(m) for m in tok.merges],
     }
     decoder = decoders[0] if len(decoders) == 1 else {"type": "Sequence", "decoders": decoders}
-    _write(tok, path, settings, pre_tokenizer, model, post_processor=None, decoder=decoder)
+    return _document(tok, settings, pre_tokenizer, model, post_processor=None, decoder=decoder)
 
 
-def _write(
+def _document(
     tok: Tokenizer,
-    path: PathLike,
     settings: dict[str, object],
     pre_tokenizer: object,
     model: dict[str, object],
     post_processor: object,
     decoder: object,
-) -> None:
+) -> str:
     specials = [
         {
             "id": tok.token_to_id(t),
@@ -252,7 +250,7 @@ def _write(
         "decoder": decoder,
         "model": model,
     }
-    write_whole(path, json.dumps(document, ensure_ascii=False), "utf-8")
+    return json.dumps(document, ensure_ascii=False)
 
 
 def _hf_regex(regex: str) -> str:
@@ -391,3 +389,8 @@ def _refuse_added_token_options(doc: dict, lowercase: bool, unsupported) -> None
                 raise unsupported(f"added token {t['content']!r} with {flag}=True")
         if lowercase and t.get("normalized"):  # HF would look for it in the lowercased text
             raise unsupported(f"added token {t['content']!r} with normalized=True under Lowercase")
+
+
+def save(tok: Tokenizer, path: PathLike) -> None:
+    """Writes `tok` as a HF tokenizer.json (see `Tokenizer.save_hf`), whole or not at all."""
+    write_whole(path, dumps(tok), "utf-8")

@@ -25,7 +25,7 @@ from ..writing import write_whole
 if TYPE_CHECKING:
     import tiktoken
 
-__all__ = ["load", "save", "to_encoding"]
+__all__ = ["dumps", "load", "save", "to_encoding"]
 
 PathLike = str | os.PathLike[str]
 
@@ -47,10 +47,14 @@ def load(
     return Tokenizer(_core.CoreTokenizer.from_tiktoken(p, pattern, list(specials.items())))
 
 
+def dumps(tok: Tokenizer) -> str:
+    """`tok`'s rank file as text (see `Tokenizer.save_tiktoken`)."""
+    return "".join(base64.b64encode(b).decode("ascii") + f" {i}\n" for b, i in tok.core.tiktoken_ranks())
+
+
 def save(tok: Tokenizer, path: PathLike) -> None:
-    """Writes `tok`'s rank file (see `Tokenizer.save_tiktoken`)."""
-    lines = [base64.b64encode(b).decode("ascii") + f" {i}\n" for b, i in tok.core.tiktoken_ranks()]
-    write_whole(path, "".join(lines), "ascii")
+    """Writes `tok`'s rank file (see `Tokenizer.save_tiktoken`), whole or not at all."""
+    write_whole(path, dumps(tok), "ascii")
 
 
 def to_encoding(tok: Tokenizer, name: str = "bytepair") -> tiktoken.Encoding:
