@@ -775,18 +775,7 @@ impl CoreTokenizer {
         specials: Vec<(String, u32)>,
     ) -> PyResult<CoreTokenizer> {
         let pattern = Pattern::from_name_or_regex(pattern);
-        py.detach(|| {
-            guarded(|| {
-                let ranks = crate::formats::existing::read_tiktoken_ranks(&path)?;
-                let (vocab, encoder) = crate::formats::existing::vocab_from_tiktoken(&path, ranks, &specials)?;
-                let mut ordered = specials.clone();
-                ordered.sort_by_key(|s| s.1);
-                let names: Vec<String> = ordered.into_iter().map(|s| s.0).collect();
-                let tokenizer = Tokenizer::new(vocab, pattern, false, &names)?;
-                tokenizer.adopt_piece_encoder(encoder);
-                Ok(CoreTokenizer::new(tokenizer))
-            })
-        })
+        py.detach(|| guarded(|| crate::formats::tiktoken::load(&path, pattern, &specials).map(CoreTokenizer::new)))
     }
 
     /// A tokenizer from the parts of a HF `tokenizer.json` (byte-level BPE): vocab, merges ("left right"),
@@ -806,10 +795,21 @@ impl CoreTokenizer {
         let pattern = Pattern::from_name_or_regex(pattern);
         py.detach(|| {
             guarded(|| {
+                use crate::formats::explicit_ids::{self, MergesIn};
                 let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
-                let lines: Vec<(usize, &str)> = merges.iter().enumerate().map(|(i, m)| (i + 1, m.as_str())).collect();
+                let lines = merges.iter().enumerate().map(|(i, m)| {
+                    let mut parts = m.split(' ');
+                    match (parts.next(), parts.next(), parts.next()) {
+                        (Some(a), Some(b), None) => Ok((i, a, b)),
+                        _ => Err(crate::error::Error::value(format!(
+                            "{}: model.merges[{i}]: expected two tokens separated by a space, got {}",
+                            crate::error::py_repr(&source),
+                            crate::error::py_repr(m)
+                        ))),
+                    }
+                });
                 let mut vocab =
-                    crate::formats::existing::vocab_from_parts(&source, &entries, &source, &lines, &specials)?;
+                    explicit_ids::from_byte_merges(&source, &entries, lines, MergesIn::TokenizerJson, &specials)?;
                 vocab.whole_pieces = ignore_merges;
                 let mut names = specials.clone();
                 names.sort_by_key(|s| vocab.by_display[s]);
@@ -841,9 +841,9 @@ impl CoreTokenizer {
         py.detach(|| {
             guarded(|| {
                 let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
-                let model = crate::formats::existing::CharModel { unk: unk_token.as_deref(), prefix, suffix, fuse_unk };
-                let mut vocab =
-                    crate::formats::existing::vocab_from_hf_char(&source, &entries, &merges, &specials, model)?;
+                use crate::formats::explicit_ids;
+                let model = explicit_ids::CharModel { unk: unk_token.as_deref(), prefix, suffix, fuse_unk };
+                let mut vocab = explicit_ids::from_char_merges(&source, &entries, &merges, &specials, model)?;
                 vocab.whole_pieces = ignore_merges;
                 let mut names = specials.clone();
                 names.sort_by_key(|s| vocab.by_display[s]);
@@ -864,10 +864,7 @@ impl CoreTokenizer {
         let pattern = Pattern::from_name_or_regex(pattern);
         py.detach(|| {
             guarded(|| {
-                let vocab = crate::formats::existing::vocab_from_gpt2(&vocab_path, &merges_path, &specials)?;
-                let mut names = specials.clone();
-                names.sort_by_key(|s| vocab.by_display[s]);
-                Tokenizer::new(vocab, pattern, false, &names).map(CoreTokenizer::new)
+                crate::formats::gpt2::load(&vocab_path, &merges_path, &specials, pattern).map(CoreTokenizer::new)
             })
         })
     }
@@ -956,12 +953,12 @@ impl CoreTokenizer {
     }
 
     fn to_native(&self) -> String {
-        native::to_string(&self.inner)
+        native::save(&self.inner)
     }
 
     #[staticmethod]
     fn from_native(text: &str, source: &str) -> PyResult<CoreTokenizer> {
-        guarded(|| native::from_str(text, source)).map(CoreTokenizer::new)
+        guarded(|| native::load(text, source)).map(CoreTokenizer::new)
     }
 }
 
