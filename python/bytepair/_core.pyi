@@ -1,4 +1,4 @@
-"""Type stubs for the Rust extension `bytepair._core` (see src/python.rs). Use the `bytepair` API instead."""
+"""Type stubs for the Rust extension `bytepair._core` (see src/bindings/). Use the `bytepair` API instead."""
 
 class WordCounts:
     """Word counts for training, with the pattern, special tokens and normaliser they were made with."""
