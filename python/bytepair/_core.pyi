@@ -45,31 +45,10 @@ class CoreTokenizer:
     @staticmethod
     def from_tiktoken(path: str, pattern: str | None, specials: list[tuple[str, int]]) -> CoreTokenizer: ...
     @staticmethod
-    def from_hf_parts(
-        source: str,
-        vocab: list[tuple[str, int]],
-        merges: list[str],
-        specials: list[str],
-        pattern: str | None,
-        lowercase: bool,
-        ignore_merges: bool,
-    ) -> CoreTokenizer: ...
+    def from_hf(path: str) -> CoreTokenizer: ...
+    def to_hf(self) -> str: ...
     @staticmethod
     def from_gpt2(vocab_path: str, merges_path: str, specials: list[str], pattern: str | None) -> CoreTokenizer: ...
-    @staticmethod
-    def from_hf_char_parts(
-        source: str,
-        vocab: list[tuple[str, int]],
-        merges: list[tuple[str, str]],
-        specials: list[str],
-        unk_token: str | None,
-        prefix: str | None,
-        suffix: str | None,
-        fuse_unk: bool,
-        pattern: str | None,
-        lowercase: bool,
-        ignore_merges: bool,
-    ) -> CoreTokenizer: ...
     def hf_options(self) -> tuple[bool, bool]: ...
     def prepare(self) -> None: ...
     def encode(self, text: str, allowed: list[bool], disallowed: list[bool]) -> list[int]: ...

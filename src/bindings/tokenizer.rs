@@ -7,7 +7,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 
 use super::batch::{self, borrow_texts, naming_text};
 use super::guarded;
-use crate::formats::native;
+use crate::formats::{hf, native};
 use crate::pretokenize::Pattern;
 use crate::tokenizer::{SpecialPolicy, Tokenizer};
 
@@ -230,78 +230,15 @@ impl CoreTokenizer {
         py.detach(|| guarded(|| crate::formats::tiktoken::load(&path, pattern, &specials).map(CoreTokenizer::new)))
     }
 
-    /// A tokenizer from the parts of a HF `tokenizer.json` (byte-level BPE): vocab, merges ("left right"),
-    /// special tokens, whether a piece that is a token stays whole (`ignore_merges`).
+    /// A tokenizer from a HF `tokenizer.json` holding a BPE model (see `formats::hf`).
     #[staticmethod]
-    #[allow(clippy::too_many_arguments)]
-    fn from_hf_parts(
-        py: Python<'_>,
-        source: String,
-        vocab: Vec<(String, u32)>,
-        merges: Vec<String>,
-        specials: Vec<String>,
-        pattern: Option<&str>,
-        lowercase: bool,
-        ignore_merges: bool,
-    ) -> PyResult<CoreTokenizer> {
-        let pattern = Pattern::from_name_or_regex(pattern);
-        py.detach(|| {
-            guarded(|| {
-                use crate::formats::explicit_ids::{self, MergesIn};
-                let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
-                let lines = merges.iter().enumerate().map(|(i, m)| {
-                    let mut parts = m.split(' ');
-                    match (parts.next(), parts.next(), parts.next()) {
-                        (Some(a), Some(b), None) => Ok((i, a, b)),
-                        _ => Err(crate::error::Error::value(format!(
-                            "{}: model.merges[{i}]: expected two tokens separated by a space, got {}",
-                            crate::error::py_repr(&source),
-                            crate::error::py_repr(m)
-                        ))),
-                    }
-                });
-                let mut vocab =
-                    explicit_ids::from_byte_merges(&source, &entries, lines, MergesIn::TokenizerJson, &specials)?;
-                vocab.whole_pieces = ignore_merges;
-                let mut names = specials.clone();
-                names.sort_by_key(|s| vocab.by_display[s]);
-                Tokenizer::new(vocab, pattern, lowercase, &names).map(CoreTokenizer::new)
-            })
-        })
+    fn from_hf(py: Python<'_>, path: String) -> PyResult<CoreTokenizer> {
+        py.detach(|| guarded(|| hf::load(&path)).map(CoreTokenizer::new))
     }
 
-    /// A tokenizer from the parts of a HF `tokenizer.json` holding a char-level BPE model: every token (added
-    /// tokens included) → id, merges as (left, right), the special tokens, the model's unk_token, prefix,
-    /// suffix and fuse_unk, the pre-tokenization pattern, Lowercase, and ignore_merges.
-    #[staticmethod]
-    #[allow(clippy::too_many_arguments)]
-    fn from_hf_char_parts(
-        py: Python<'_>,
-        source: String,
-        vocab: Vec<(String, u32)>,
-        merges: Vec<(String, String)>,
-        specials: Vec<String>,
-        unk_token: Option<String>,
-        prefix: Option<String>,
-        suffix: Option<String>,
-        fuse_unk: bool,
-        pattern: Option<&str>,
-        lowercase: bool,
-        ignore_merges: bool,
-    ) -> PyResult<CoreTokenizer> {
-        let pattern = Pattern::from_name_or_regex(pattern);
-        py.detach(|| {
-            guarded(|| {
-                let entries: std::collections::BTreeMap<String, u32> = vocab.into_iter().collect();
-                use crate::formats::explicit_ids;
-                let model = explicit_ids::CharModel { unk: unk_token.as_deref(), prefix, suffix, fuse_unk };
-                let mut vocab = explicit_ids::from_char_merges(&source, &entries, &merges, &specials, model)?;
-                vocab.whole_pieces = ignore_merges;
-                let mut names = specials.clone();
-                names.sort_by_key(|s| vocab.by_display[s]);
-                Tokenizer::new(vocab, pattern, lowercase, &names).map(CoreTokenizer::new)
-            })
-        })
+    /// The tokenizer as a HF `tokenizer.json` (see `formats::hf`).
+    fn to_hf(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| guarded(|| hf::save(&self.inner)))
     }
 
     /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.

@@ -236,7 +236,7 @@ pub(crate) struct CharModel<'a> {
 pub(crate) fn from_char_merges(
     source: &str,
     entries: &BTreeMap<String, u32>,
-    merges: &[(String, String)],
+    merges: &[(&str, &str)],
     special_tokens: &[String],
     model: CharModel<'_>,
 ) -> Result<Vocab> {
@@ -286,7 +286,7 @@ pub(crate) fn from_char_merges(
         vocab.tokens[id as usize] = token;
         vocab.by_display.insert(display.clone(), id);
     }
-    for (i, (a, b)) in merges.iter().enumerate() {
+    for (i, &(a, b)) in merges.iter().enumerate() {
         let at = |what: String| {
             Error::value(format!("{}: merge {i} ({} {}): {what}", py_repr(source), py_repr(a), py_repr(b)))
         };
@@ -302,7 +302,7 @@ pub(crate) fn from_char_merges(
                     py_repr(p)
                 ))
             })?,
-            None => b.as_str(),
+            None => b,
         };
         let result = id_of(&format!("{a}{rest}"))?;
         if !settled[result as usize] {
@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn char_vocab_derives_bytes_and_markers_from_merges() {
         let e = entries(&[("[UNK]", 0), ("#", 1), ("###", 2), ("##", 3), ("t", 4), ("##h</w>", 5), ("th</w>", 6)]);
-        let merges = vec![("#".to_string(), "###".to_string()), ("t".to_string(), "##h</w>".to_string())];
+        let merges = [("#", "###"), ("t", "##h</w>")];
         let v = from_char_merges("t.json", &e, &merges, &["[UNK]".into()], model(Some("##"), Some("</w>"))).unwrap();
         // "##" is '#' + '#' at the start of a word, not an empty continuing symbol.
         assert_eq!((v.tokens[3].bytes.as_slice(), v.tokens[3].continues), (&b"##"[..], false));
@@ -393,10 +393,10 @@ mod tests {
     #[test]
     fn char_vocab_errors_name_the_problem() {
         let e = entries(&[("[UNK]", 0), ("a", 1), ("b", 2), ("ab", 3)]);
-        let merges = vec![("a".to_string(), "b".to_string())];
+        let merges = [("a", "b")];
         let err = from_char_merges("t.json", &e, &merges, &[], model(Some("##"), None)).unwrap_err();
         assert!(err.message.contains("does not start with the continuing_subword_prefix '##'"), "{}", err.message);
-        let merges = vec![("a".to_string(), "c".to_string())];
+        let merges = [("a", "c")];
         let err = from_char_merges("t.json", &e, &merges, &[], model(None, None)).unwrap_err();
         assert!(err.message.contains("'c' is not in the vocabulary"), "{}", err.message);
         let e = entries(&[("a", 0)]);

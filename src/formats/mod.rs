@@ -3,6 +3,7 @@
 //! - `native`: bytepair's own human-readable JSON;
 //! - `tiktoken`: tiktoken rank files;
 //! - `gpt2`: GPT-2 / HF `vocab.json` + `merges.txt`;
+//! - `hf`: HF tokenizers' `tokenizer.json` (BPE models);
 //! - `fasta`: nucleotide sequences (FASTA/FASTQ) to train on.
 //!
 //! `explicit_ids` builds the vocabularies whose ids a file gives, from the parts the formats read.
@@ -10,5 +11,6 @@
 pub(crate) mod explicit_ids;
 pub mod fasta;
 pub mod gpt2;
+pub mod hf;
 pub mod native;
 pub mod tiktoken;

@@ -306,7 +306,7 @@ fn explicit_char_from_file(
         let [Value::String(a), Value::String(b)] = merge.as_slice() else {
             return Err(Error::value(format!("merge {i}: expected [left, right]")));
         };
-        merges.push((a.clone(), b.clone()));
+        merges.push((a.as_str(), b.as_str()));
     }
     let whole_pieces = match file.merge_rule.as_deref() {
         Some("merges") => false,
