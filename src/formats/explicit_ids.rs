@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::encode::piece::{PieceEncoder, Scratch};
+use crate::encode::caches::Scratch;
+use crate::encode::piece::PieceEncoder;
 use crate::error::{Error, Result, py_repr};
 use crate::vocab::{Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
 
