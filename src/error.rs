@@ -1,4 +1,4 @@
-//! Errors of the core. Each kind maps to one Python exception type in `python.rs`; the message is written
+//! Errors of the core. Each kind maps to one Python exception type in `bindings`; the message is written
 //! for the user: what was wrong and what to do.
 
 use std::fmt;

@@ -1,8 +1,8 @@
 //! bytepair's core: Byte-Pair Encoding training and encoding.
 //!
 //! One module per stage: `pretokenize` (special tokens, pattern split), `train` (word counts → merges),
-//! `encode` (merges applied to pieces), `vocab` (tokens and ids), `formats` (files), `tokenizer` (the
-//! pipeline). `python` holds the PyO3 bindings only.
+//! `encode` (merges applied to pieces), `vocab` (tokens and ids), `formats` (files, one module per format),
+//! `tokenizer` (the pipeline). `bindings` holds the PyO3 bindings only, one file per Python class.
 
 pub mod encode;
 pub mod error;
@@ -14,7 +14,7 @@ pub mod train;
 pub mod vocab;
 
 #[cfg(feature = "python")]
-mod python;
+mod bindings;
 
 /// Asks the CPU to start loading `item` into cache (no-op where there is no prefetch instruction).
 #[inline(always)]

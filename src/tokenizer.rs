@@ -4,7 +4,8 @@
 use std::sync::OnceLock;
 
 use crate::encode::apply_merges;
-use crate::encode::piece::{PieceEncoder, Scratch};
+use crate::encode::caches::Scratch;
+use crate::encode::piece::PieceEncoder;
 use crate::error::{Error, ErrorKind, Result, py_repr};
 use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;

@@ -5,6 +5,8 @@
 //! contains r's result, so its rank is above r.
 
 mod backtrack;
+pub mod caches;
+mod merge;
 mod pair_table;
 pub mod piece;
 
@@ -80,34 +82,10 @@ fn char_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
     Some(encoder.with_fuse_unk(vocab.fuse_unk))
 }
 
-/// Merges `symbols` in place by rank.
+/// Merges `symbols` in place by rank, each rank at all its occurrences (the general path's rule).
 pub fn apply_merges(symbols: &mut Vec<u32>, merge_rank: &FxHashMap<(u32, u32), (u32, u32)>) {
-    loop {
-        let mut best: Option<(u32, u32, u32, u32)> = None; // (rank, left, right, result)
-        for window in symbols.windows(2) {
-            if let Some(&(rank, result)) = merge_rank.get(&(window[0], window[1]))
-                && best.is_none_or(|(r, ..)| rank < r)
-            {
-                best = Some((rank, window[0], window[1], result));
-            }
-        }
-        let Some((_, left, right, result)) = best else {
-            return;
-        };
-        let mut write = 0;
-        let mut read = 0;
-        while read < symbols.len() {
-            if read + 1 < symbols.len() && symbols[read] == left && symbols[read + 1] == right {
-                symbols[write] = result;
-                read += 2;
-            } else {
-                symbols[write] = symbols[read];
-                read += 1;
-            }
-            write += 1;
-        }
-        symbols.truncate(write);
-    }
+    const NONE: (u32, u32) = (u32::MAX, u32::MAX);
+    merge::merge_all_occurrences(symbols, 0, |left, right| merge_rank.get(&(left, right)).copied().unwrap_or(NONE));
 }
 
 #[cfg(test)]
@@ -140,7 +118,7 @@ mod tests {
     /// The fast encoder's ids of `text` (one piece), with a fresh scratch.
     fn fast_ids(encoder: &piece::PieceEncoder, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
-        encoder.encode(text.as_bytes(), &mut piece::Scratch::default(), &mut ids).unwrap();
+        encoder.encode(text.as_bytes(), &mut caches::Scratch::default(), &mut ids).unwrap();
         ids
     }
 
@@ -149,7 +127,7 @@ mod tests {
         for (seed, alphabet) in [(1u64, &['A', 'C', 'G', 'T'][..]), (2, &['a', 'b']), (3, &['a', 'é', '日', 'b'])] {
             let vocab = char_vocab(alphabet, seed, 300);
             let encoder = char_encoder(&vocab).expect("plain character vocabulary");
-            let mut scratch = piece::Scratch::default();
+            let mut scratch = caches::Scratch::default();
             let mut x = seed;
             for len in [1usize, 2, 5, 47, 48, 49, 200, 4095, 4096, 4097, 20_000] {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);

@@ -1,6 +1,16 @@
-//! File formats. `native`: bytepair's own human-readable format; `existing`: tiktoken and GPT-2/HF files;
-//! `fasta`: nucleotide sequences (FASTA/FASTQ) to train on.
+//! File formats, one module per format: the only place that knows its layout. Tokenizer files have
+//! `load` (→ a finished `Tokenizer`) and, where bytepair writes them, `save`:
+//! - `native`: bytepair's own human-readable JSON;
+//! - `tiktoken`: tiktoken rank files;
+//! - `gpt2`: GPT-2 / HF `vocab.json` + `merges.txt`;
+//! - `hf`: HF tokenizers' `tokenizer.json` (BPE models);
+//! - `fasta`: nucleotide sequences (FASTA/FASTQ) to train on.
+//!
+//! `explicit_ids` builds the vocabularies whose ids a file gives, from the parts the formats read.
 
-pub mod existing;
+pub(crate) mod explicit_ids;
 pub mod fasta;
+pub mod gpt2;
+pub mod hf;
 pub mod native;
+pub mod tiktoken;

@@ -31,6 +31,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::explicit_ids;
 use crate::error::{Error, Result, py_repr};
 use crate::pretokenize::Pattern;
 use crate::tokenizer::Tokenizer;
@@ -49,7 +50,7 @@ fn json_opt(s: Option<&str>) -> String {
 }
 
 /// Writes `tok` in the native format.
-pub fn to_string(tok: &Tokenizer) -> String {
+pub fn save(tok: &Tokenizer) -> String {
     let v = &tok.vocab;
     let mut out = String::with_capacity(64 * (v.merges.len() + 64));
     out.push_str("{\n");
@@ -146,8 +147,9 @@ struct File {
     merges: Vec<Vec<Value>>,
 }
 
-/// Reads a tokenizer in the native format. `source` names the file in error messages.
-pub fn from_str(text: &str, source: &str) -> Result<Tokenizer> {
+/// Reads a tokenizer in the native format from the file's text (Python reads the file; a pickled tokenizer
+/// is the same text). `source` names the file in error messages.
+pub fn load(text: &str, source: &str) -> Result<Tokenizer> {
     let bad = |what: String| Error::value(format!("{source} is not a valid bytepair tokenizer file: {what}"));
     let file: File = serde_json::from_str(text).map_err(|e| bad(format!("{e}")))?;
     if file.format != FORMAT {
@@ -239,11 +241,11 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
     }
     let (vocab, encoder) = match file.merge_rule.as_deref() {
         Some("tiktoken") => {
-            let (vocab, encoder) = crate::formats::existing::vocab_from_tiktoken(source, entries, &specials)?;
+            let (vocab, encoder) = explicit_ids::from_ranks(source, entries, &specials)?;
             (vocab, Some(encoder))
         }
         Some(rule @ ("merges" | "whole_pieces_then_merges")) => {
-            let mut vocab = crate::formats::existing::layout(source, entries, &specials)?;
+            let mut vocab = explicit_ids::layout(source, entries, &specials)?;
             for (i, merge) in file.merges.iter().enumerate() {
                 let (Some(Value::String(a)), Some(Value::String(b))) = (merge.first(), merge.get(1)) else {
                     return Err(Error::value(format!("merge {i}: expected [left, right]")));
@@ -304,7 +306,7 @@ fn explicit_char_from_file(
         let [Value::String(a), Value::String(b)] = merge.as_slice() else {
             return Err(Error::value(format!("merge {i}: expected [left, right]")));
         };
-        merges.push((a.clone(), b.clone()));
+        merges.push((a.as_str(), b.as_str()));
     }
     let whole_pieces = match file.merge_rule.as_deref() {
         Some("merges") => false,
@@ -317,13 +319,13 @@ fn explicit_char_from_file(
         }
     };
     let names: Vec<String> = specials.iter().map(|s| s.0.clone()).collect();
-    let model = crate::formats::existing::CharModel {
+    let model = explicit_ids::CharModel {
         unk: file.unk_token.as_deref(),
         prefix: file.continuing_subword_prefix.clone(),
         suffix: file.end_of_word_suffix.clone(),
         fuse_unk: file.fuse_unk.unwrap_or(false),
     };
-    let mut vocab = crate::formats::existing::vocab_from_hf_char(source, &entries, &merges, &names, model)?;
+    let mut vocab = explicit_ids::from_char_merges(source, &entries, &merges, &names, model)?;
     vocab.whole_pieces = whole_pieces;
     Tokenizer::new(vocab, pattern, file.lowercase, &names)
 }
@@ -351,16 +353,16 @@ mod tests {
         let mut tok = Tokenizer::new(t.vocab, Pattern::Custom(r"\S+\s*".into()), true, &config.special_tokens).unwrap();
         tok.merge_counts = Some(t.merge_counts);
         tok.tie_break = Some(TieBreak::FirstSeen);
-        let text = to_string(&tok);
-        let back = from_str(&text, "test").unwrap();
-        assert_eq!(to_string(&back), text);
+        let text = save(&tok);
+        let back = load(&text, "test").unwrap();
+        assert_eq!(save(&back), text);
         assert_eq!(back.vocab.len(), tok.vocab.len());
         assert_eq!(back.vocab.merges, tok.vocab.merges);
     }
 
     #[test]
     fn errors_name_the_problem() {
-        let err = from_str("{", "x.json").unwrap_err();
+        let err = load("{", "x.json").unwrap_err();
         assert!(err.message.starts_with("x.json is not a valid bytepair tokenizer file"), "{}", err.message);
         assert!(err.message.contains("line 1"), "{}", err.message);
     }

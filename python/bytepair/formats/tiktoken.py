@@ -12,7 +12,6 @@ True
 
 from __future__ import annotations
 
-import base64
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -49,7 +48,7 @@ def load(
 
 def dumps(tok: Tokenizer) -> str:
     """`tok`'s rank file as text (see `Tokenizer.save_tiktoken`)."""
-    return "".join(base64.b64encode(b).decode("ascii") + f" {i}\n" for b, i in tok.core.tiktoken_ranks())
+    return tok.core.to_tiktoken()
 
 
 def save(tok: Tokenizer, path: PathLike) -> None:

@@ -1,54 +1,29 @@
-//! Existing byte-level vocabularies: tiktoken rank files (`*.tiktoken`: base64 token, space, rank) and GPT-2 /
-//! HF `vocab.json` + `merges.txt`. Ids are the file's ids, so encoding gives the ids the models were trained on.
+//! Vocabularies whose ids a file gives (tiktoken ranks, GPT-2 and HF vocabularies, and bytepair's own files
+//! holding one of those), assembled from the parts the format modules read: tokens at their ids, then merges.
+//! Ids are the file's, so encoding gives the ids the models were trained on. No file layout is known here.
 //!
-//! The two kinds differ in what may merge: tiktoken merges any two adjacent parts whose concatenation is a
-//! token (lowest rank first), a merges file only the listed pairs. A vocabulary remembers which
+//! The kinds differ in what may merge: tiktoken merges any two adjacent parts whose concatenation is a token
+//! (lowest rank first), a merges list only the listed pairs. A vocabulary remembers which
 //! (`Vocab::rank_by_bytes`) and the encoder follows it, so each gives exactly its own tool's ids.
 
-use base64::Engine;
+use std::collections::BTreeMap;
+
 use rustc_hash::FxHashMap;
 
-use crate::encode::piece::{PieceEncoder, Scratch};
+use crate::encode::caches::Scratch;
+use crate::encode::piece::PieceEncoder;
 use crate::error::{Error, Result, py_repr};
 use crate::vocab::{Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
 
-fn bad(path: &str, line: usize, what: impl std::fmt::Display) -> Error {
+/// The error for line `line` of a line-based vocabulary file (tiktoken ranks, merges.txt).
+pub(crate) fn bad_line(path: &str, line: usize, what: impl std::fmt::Display) -> Error {
     Error::value(format!("{} is not a valid vocabulary file: line {line}: {what}", py_repr(path)))
 }
 
-fn read(path: &str) -> Result<String> {
+/// The text of a vocabulary file, which must be UTF-8.
+pub(crate) fn read_utf8(path: &str) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
     String::from_utf8(bytes).map_err(|e| Error::utf8_vocabulary(path, e.utf8_error().valid_up_to()))
-}
-
-/// Reads a tiktoken rank file: one `base64(token) rank` per line.
-pub fn read_tiktoken_ranks(path: &str) -> Result<Vec<(Vec<u8>, u32)>> {
-    let text = read(path)?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let mut parts = line.split(' ');
-        let (Some(token), Some(rank), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(bad(path, i + 1, "expected \"<base64 token> <rank>\""));
-        };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(token)
-            .map_err(|e| bad(path, i + 1, format!("{} is not base64 ({e})", py_repr(token))))?;
-        let rank: u32 = rank.parse().map_err(|_| {
-            let what = if rank.parse::<i128>().is_ok() { "is outside 0 to 4294967295" } else { "is not a number" };
-            bad(path, i + 1, format!("rank {} {what}", py_repr(rank)))
-        })?;
-        if bytes.is_empty() {
-            return Err(bad(path, i + 1, "empty token"));
-        }
-        out.push((bytes, rank));
-    }
-    if out.is_empty() {
-        return Err(Error::value(format!("{} holds no tokens: it is not a tiktoken rank file", py_repr(path))));
-    }
-    Ok(out)
 }
 
 /// The style of every existing byte-level vocabulary: bytes, no word markers.
@@ -87,7 +62,7 @@ fn empty_explicit(source: &str, style: SymbolStyle, top: u32, count: usize) -> R
     })
 }
 
-/// Lays tokens out at their ids; `specials` are `(text, id)`.
+/// Lays byte-level tokens out at their ids; `specials` are `(text, id)`.
 pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(String, u32)]) -> Result<Vocab> {
     let top = tokens.iter().map(|t| t.1).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
     let mut vocab = empty_explicit(source, byte_style(), top, tokens.len() + specials.len())?;
@@ -128,11 +103,12 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
     Ok(vocab)
 }
 
-/// A vocabulary from tiktoken ranks. Merges are derived (each multi-byte token is the two parts that BPE
-/// over the lower ranks leaves of its bytes) for display and saving; encoding follows tiktoken's own rule.
-/// Also returns the piece encoder that derived them: the one a tokenizer of this vocabulary encodes with, for
-/// `Tokenizer::adopt_piece_encoder` (loading then builds it once).
-pub fn vocab_from_tiktoken(
+/// A byte-level vocabulary from tiktoken-style ranks (each token's rank is its id). Merges are derived (each
+/// multi-byte token is the two parts that BPE over the lower ranks leaves of its bytes) for display and
+/// saving; encoding follows tiktoken's own rule. Also returns the piece encoder that derived them: the one a
+/// tokenizer of this vocabulary encodes with, for `Tokenizer::adopt_piece_encoder` (loading then builds it
+/// once).
+pub(crate) fn from_ranks(
     source: &str,
     ranks: Vec<(Vec<u8>, u32)>,
     specials: &[(String, u32)],
@@ -173,32 +149,23 @@ pub fn vocab_from_tiktoken(
     Ok((vocab, encoder))
 }
 
-/// A vocabulary from GPT-2's `encoder.json` / HF's `vocab.json` and `merges.txt`.
-pub fn vocab_from_gpt2(vocab_path: &str, merges_path: &str, special_tokens: &[String]) -> Result<Vocab> {
-    let json = read(vocab_path)?;
-    let entries: std::collections::BTreeMap<String, u32> = serde_json::from_str(&json).map_err(|e| {
-        Error::value(format!(
-            "{} is not a valid vocab.json: line {}: {e} (expected a JSON object of token -> id)",
-            py_repr(vocab_path),
-            e.line()
-        ))
-    })?;
-    let text = read(merges_path)?;
-    let merges: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.starts_with("#version") && !line.trim().is_empty())
-        .map(|(i, line)| (i + 1, line))
-        .collect();
-    vocab_from_parts(vocab_path, &entries, merges_path, &merges, special_tokens)
+/// Where a list of merges was read, to name a bad merge in messages.
+#[derive(Clone, Copy)]
+pub(crate) enum MergesIn<'a> {
+    /// A merges.txt at this path, beside its vocab.json: a merge is named by its line number.
+    Lines(&'a str),
+    /// The `model.merges` list of the tokenizer.json that also holds the vocabulary: named by its index.
+    TokenizerJson,
 }
 
-/// The same from parts already read: token → id, and the merges as (line number, "left right").
-pub fn vocab_from_parts(
+/// A byte-level vocabulary from token (GPT-2's byte-level form) → id and the merges in order, as
+/// `(line number or index, left, right)` (see `MergesIn`), taken after the tokens are checked (a merge that
+/// cannot be read is an error then). `special_tokens` are entries that are not in byte-level form.
+pub(crate) fn from_byte_merges<'m>(
     vocab_source: &str,
-    entries: &std::collections::BTreeMap<String, u32>,
-    merges_source: &str,
-    merges: &[(usize, &str)],
+    entries: &BTreeMap<String, u32>,
+    merges: impl IntoIterator<Item = Result<(usize, &'m str, &'m str)>>,
+    merges_in: MergesIn<'_>,
     special_tokens: &[String],
 ) -> Result<Vocab> {
     let mut tokens = Vec::with_capacity(entries.len());
@@ -229,27 +196,18 @@ pub fn vocab_from_parts(
         }
     }
     let mut vocab = layout(vocab_source, tokens, &specials)?;
-    // A merges.txt is read by lines; a tokenizer.json (vocabulary and merges in one file) holds a list.
-    let one_json = merges_source == vocab_source;
-    let bad_merge = |number: usize, what: String| {
-        if one_json {
-            Error::value(format!("{}: model.merges[{}]: {what}", py_repr(merges_source), number - 1))
-        } else {
-            bad(merges_source, number, what)
-        }
-    };
-    for &(line_number, line) in merges {
-        let mut parts = line.split(' ');
-        let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(bad_merge(
-                line_number,
-                format!("expected two tokens separated by a space, got {}", py_repr(line)),
-            ));
-        };
+    for merge in merges {
+        let (number, a, b) = merge?;
         let id_of = |s: &str| {
-            vocab.by_display.get(s).copied().ok_or_else(|| {
-                let vocab = if one_json { "model.vocab".to_string() } else { py_repr(vocab_source) };
-                bad_merge(line_number, format!("{} is not in {vocab}", py_repr(s)))
+            vocab.by_display.get(s).copied().ok_or_else(|| match merges_in {
+                MergesIn::Lines(path) => {
+                    bad_line(path, number, format!("{} is not in {}", py_repr(s), py_repr(vocab_source)))
+                }
+                MergesIn::TokenizerJson => Error::value(format!(
+                    "{}: model.merges[{number}]: {} is not in model.vocab",
+                    py_repr(vocab_source),
+                    py_repr(s)
+                )),
             })
         };
         let (left, right) = (id_of(a)?, id_of(b)?);
@@ -263,7 +221,7 @@ pub fn vocab_from_parts(
 
 /// How a HF char-level BPE model cuts words: its unknown token, `##`-style prefix, `</w>`-style suffix, and
 /// whether runs of unknown characters fuse into one unknown token.
-pub struct CharModel<'a> {
+pub(crate) struct CharModel<'a> {
     pub unk: Option<&'a str>,
     pub prefix: Option<String>,
     pub suffix: Option<String>,
@@ -276,10 +234,10 @@ pub struct CharModel<'a> {
 /// As in HF, a merge's result is `left` + `right` without its continuing-subword prefix, and must be a token.
 /// What a token decodes to (its characters without markers) comes from the merge that makes it, or from its
 /// own text for base symbols (one character, optionally with the markers) and for tokens no merge makes.
-pub fn vocab_from_hf_char(
+pub(crate) fn from_char_merges(
     source: &str,
-    entries: &std::collections::BTreeMap<String, u32>,
-    merges: &[(String, String)],
+    entries: &BTreeMap<String, u32>,
+    merges: &[(&str, &str)],
     special_tokens: &[String],
     model: CharModel<'_>,
 ) -> Result<Vocab> {
@@ -329,7 +287,7 @@ pub fn vocab_from_hf_char(
         vocab.tokens[id as usize] = token;
         vocab.by_display.insert(display.clone(), id);
     }
-    for (i, (a, b)) in merges.iter().enumerate() {
+    for (i, &(a, b)) in merges.iter().enumerate() {
         let at = |what: String| {
             Error::value(format!("{}: merge {i} ({} {}): {what}", py_repr(source), py_repr(a), py_repr(b)))
         };
@@ -345,7 +303,7 @@ pub fn vocab_from_hf_char(
                     py_repr(p)
                 ))
             })?,
-            None => b.as_str(),
+            None => b,
         };
         let result = id_of(&format!("{a}{rest}"))?;
         if !settled[result as usize] {
@@ -406,7 +364,7 @@ fn guess_token(style: &SymbolStyle, display: &str) -> Token {
 mod tests {
     use super::*;
 
-    fn entries(tokens: &[(&str, u32)]) -> std::collections::BTreeMap<String, u32> {
+    fn entries(tokens: &[(&str, u32)]) -> BTreeMap<String, u32> {
         tokens.iter().map(|(s, i)| (s.to_string(), *i)).collect()
     }
 
@@ -420,10 +378,10 @@ mod tests {
     }
 
     #[test]
-    fn hf_char_vocab_derives_bytes_and_markers_from_merges() {
+    fn char_vocab_derives_bytes_and_markers_from_merges() {
         let e = entries(&[("[UNK]", 0), ("#", 1), ("###", 2), ("##", 3), ("t", 4), ("##h</w>", 5), ("th</w>", 6)]);
-        let merges = vec![("#".to_string(), "###".to_string()), ("t".to_string(), "##h</w>".to_string())];
-        let v = vocab_from_hf_char("t.json", &e, &merges, &["[UNK]".into()], model(Some("##"), Some("</w>"))).unwrap();
+        let merges = [("#", "###"), ("t", "##h</w>")];
+        let v = from_char_merges("t.json", &e, &merges, &["[UNK]".into()], model(Some("##"), Some("</w>"))).unwrap();
         // "##" is '#' + '#' at the start of a word, not an empty continuing symbol.
         assert_eq!((v.tokens[3].bytes.as_slice(), v.tokens[3].continues), (&b"##"[..], false));
         assert_eq!((v.tokens[2].bytes.as_slice(), v.tokens[2].continues), (&b"#"[..], true));
@@ -434,19 +392,30 @@ mod tests {
     }
 
     #[test]
-    fn hf_char_vocab_errors_name_the_problem() {
+    fn char_vocab_errors_name_the_problem() {
         let e = entries(&[("[UNK]", 0), ("a", 1), ("b", 2), ("ab", 3)]);
-        let merges = vec![("a".to_string(), "b".to_string())];
-        let err = vocab_from_hf_char("t.json", &e, &merges, &[], model(Some("##"), None)).unwrap_err();
+        let merges = [("a", "b")];
+        let err = from_char_merges("t.json", &e, &merges, &[], model(Some("##"), None)).unwrap_err();
         assert!(err.message.contains("does not start with the continuing_subword_prefix '##'"), "{}", err.message);
-        let merges = vec![("a".to_string(), "c".to_string())];
-        let err = vocab_from_hf_char("t.json", &e, &merges, &[], model(None, None)).unwrap_err();
+        let merges = [("a", "c")];
+        let err = from_char_merges("t.json", &e, &merges, &[], model(None, None)).unwrap_err();
         assert!(err.message.contains("'c' is not in the vocabulary"), "{}", err.message);
         let e = entries(&[("a", 0)]);
-        let err = vocab_from_hf_char("t.json", &e, &[], &[], model(None, None)).unwrap_err();
+        let err = from_char_merges("t.json", &e, &[], &[], model(None, None)).unwrap_err();
         assert!(err.message.contains("unk_token '[UNK]' is not in the vocabulary"), "{}", err.message);
         let e = entries(&[("a", 0), ("b", 4_000_000_000)]);
-        let err = vocab_from_hf_char("t.json", &e, &[], &[], CharModel { unk: None, ..model(None, None) }).unwrap_err();
+        let err = from_char_merges("t.json", &e, &[], &[], CharModel { unk: None, ..model(None, None) }).unwrap_err();
         assert!(err.message.contains("far beyond"), "{}", err.message);
+    }
+
+    #[test]
+    fn byte_merges_are_named_where_they_were_read() {
+        let e = entries(&[("a", 0), ("b", 1), ("ab", 2)]);
+        let err = from_byte_merges("v.json", &e, [Ok((3, "a", "c"))], MergesIn::Lines("m.txt"), &[]).unwrap_err();
+        assert_eq!(err.message, "'m.txt' is not a valid vocabulary file: line 3: 'c' is not in 'v.json'");
+        let err = from_byte_merges("t.json", &e, [Ok((0, "b", "a"))], MergesIn::TokenizerJson, &[]).unwrap_err();
+        assert_eq!(err.message, "'t.json': model.merges[0]: 'ba' is not in model.vocab");
+        let v = from_byte_merges("t.json", &e, [Ok((0, "a", "b"))], MergesIn::TokenizerJson, &[]).unwrap();
+        assert_eq!(v.merge_rank[&(0, 1)], (0, 2));
     }
 }

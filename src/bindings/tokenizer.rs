@@ -1,0 +1,346 @@
+//! `CoreTokenizer`: a trained or loaded tokenizer — encoding, decoding, its vocabulary and settings, and
+//! loading and saving it through `crate::formats`.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
+
+use super::batch::{self, borrow_texts, naming_text};
+use super::guarded;
+use crate::formats::{hf, native, tiktoken};
+use crate::pretokenize::Pattern;
+use crate::tokenizer::{SpecialPolicy, Tokenizer};
+
+/// (mode, pattern name, custom regex, lowercase, prefix, suffix, unk_token, tie_break)
+type Settings =
+    (String, Option<String>, Option<String>, bool, Option<String>, Option<String>, Option<String>, Option<String>);
+
+/// A trained or loaded tokenizer (the Python class `bytepair.Tokenizer` wraps it).
+#[pyclass(module = "bytepair._core", frozen)]
+pub struct CoreTokenizer {
+    pub(super) inner: Tokenizer,
+    /// One Python int per id, made once: a list of ids is then built by reference counting alone (creating
+    /// an int per id cost ~25 ns, a third of encoding a 4 KB document).
+    id_objects: std::sync::OnceLock<Vec<Py<PyAny>>>,
+}
+
+impl CoreTokenizer {
+    pub(super) fn new(inner: Tokenizer) -> CoreTokenizer {
+        CoreTokenizer { inner, id_objects: std::sync::OnceLock::new() }
+    }
+
+    /// The ids of many texts, encoded in parallel (order kept); `threads` 0 = every core.
+    fn encode_batch_ids(
+        &self,
+        py: Python<'_>,
+        texts: &[&str],
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        use rayon::prelude::*;
+        let policy = self.policy(allowed, disallowed)?;
+        py.detach(|| {
+            guarded(|| {
+                let pool = crate::thread_pool(threads)?;
+                // Every result, then the first error in text order (collecting into a Result would stop at
+                // whichever error a thread met first: a different message from one run to the next).
+                let results: Vec<_> =
+                    pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect());
+                let several = texts.len() > 1;
+                results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
+            })
+        })
+    }
+
+    /// Which special tokens may be produced / are errors, one flag per special token.
+    pub(super) fn policy(&self, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<SpecialPolicy> {
+        let n = self.inner.specials.tokens().len();
+        if allowed.len() != n || disallowed.len() != n {
+            return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
+        }
+        Ok(SpecialPolicy { allowed, disallowed })
+    }
+
+    /// One Python int per id, made on first use.
+    fn id_objects(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.id_objects.get_or_init(|| {
+            (0..self.inner.vocab.len() as u32)
+                .map(|i| i.into_pyobject(py).expect("ints convert").into_any().unbind())
+                .collect()
+        })
+    }
+
+    /// `ids` as a Python list of ints.
+    pub(super) fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let objects = self.id_objects(py);
+        // Filled by hand: `PyList::new` over an iterator spent ~15 instructions per id, this loop ~11 (lists
+        // of ids are a sixth of encoding a document).
+        // SAFETY: `PyList_New` gives a list of `len` empty slots (or NULL with an exception set); each slot is
+        // set once with a new reference (Py_INCREF) to a live int, as `PyList_SET_ITEM` requires, before the
+        // list is handed to Python.
+        unsafe {
+            let list = pyo3::ffi::PyList_New(ids.len() as pyo3::ffi::Py_ssize_t);
+            if list.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            for (k, &id) in ids.iter().enumerate() {
+                let object = objects[id as usize].as_ptr();
+                pyo3::ffi::Py_INCREF(object);
+                pyo3::ffi::PyList_SET_ITEM(list, k as pyo3::ffi::Py_ssize_t, object);
+            }
+            Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
+        }
+    }
+}
+
+#[pymethods]
+impl CoreTokenizer {
+    /// Builds what encoding needs — the fast piece encoder, one int object per id — now rather than on the
+    /// first call.
+    fn prepare(&self, py: Python<'_>) {
+        // Building makes temporaries on this thread and the pool's (o200k_base: ~45 MB) that mimalloc would keep
+        // resident: they go back to the OS now (the pool's threads when they are free: waiting for them could
+        // mean waiting for another caller's long job).
+        py.detach(|| {
+            self.inner.prepare();
+            crate::release_freed_memory();
+            if let Ok(pool) = crate::thread_pool(0) {
+                pool.spawn_broadcast(|_| crate::release_freed_memory());
+            }
+        });
+        self.id_objects(py);
+    }
+
+    /// Encodes text. `allowed` / `disallowed` give, per special token (in `special_tokens()` order), whether it
+    /// may be produced and whether finding it in the text is an error.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let policy = self.policy(allowed, disallowed)?;
+        let ids = py.detach(|| guarded(|| self.inner.encode(text, &policy)))?;
+        self.id_list(py, &ids)
+    }
+    /// Encodes many texts in parallel (order kept); `threads` 0 = every core. `collect_young`: the caller has
+    /// paused Python's cycle collector, which was on; the young lists are then collected between chunks while
+    /// other threads encode (see `batch`).
+    #[pyo3(signature = (texts, allowed, disallowed, threads, collect_young=false))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        threads: usize,
+        collect_young: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let policy = self.policy(allowed, disallowed)?;
+        batch::encode_pipelined(self, py, &borrow_texts(&texts)?, &policy, threads, collect_young)
+    }
+
+    /// Ids of each text as one little-endian buffer of `width`-byte ids (4, or 2 when every id fits), with each
+    /// text's token count. A `bytearray`: numpy views it writable without a copy (the ids are copied once, from
+    /// Rust into it; through `bytes` and `astype` they were copied three times, which made a 10 MB text slower
+    /// to get as an array than as a list).
+    fn encode_packed<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        threads: usize,
+        width: usize,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Vec<usize>)> {
+        if width != 2 && width != 4 {
+            return Err(PyValueError::new_err(format!("width must be 2 or 4 (bytes per id), not {width}")));
+        }
+        let batches = self.encode_batch_ids(py, &borrow_texts(&texts)?, allowed, disallowed, threads)?;
+        let lengths: Vec<usize> = batches.iter().map(Vec::len).collect();
+        let total: usize = lengths.iter().sum();
+        if width == 2
+            && let Some(id) = batches.iter().flatten().find(|&&id| id > u16::MAX as u32)
+        {
+            return Err(PyValueError::new_err(format!(
+                "token id {id} does not fit in 2 bytes (uint16); use uint32 for this vocabulary"
+            )));
+        }
+        let packed = PyByteArray::new_with(py, total * width, |buf| {
+            let ids = batches.iter().flatten();
+            if width == 4 {
+                for (out, id) in buf.chunks_exact_mut(4).zip(ids) {
+                    out.copy_from_slice(&id.to_le_bytes());
+                }
+            } else {
+                for (out, &id) in buf.chunks_exact_mut(2).zip(ids) {
+                    out.copy_from_slice(&(id as u16).to_le_bytes());
+                }
+            }
+            Ok(())
+        })?;
+        Ok((packed, lengths))
+    }
+
+    /// (id, start, end) of each token, offsets in the text in bytes or characters. Made here as the final
+    /// tuples: a list of ids and a list of spans zipped in Python held three lists at once (100 MB of English:
+    /// 6.9 GB).
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+        chars: bool,
+    ) -> PyResult<Vec<(u32, usize, usize)>> {
+        let policy = self.policy(allowed, disallowed)?;
+        let (ids, spans) = py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))?;
+        Ok(ids.into_iter().zip(spans).map(|(id, (start, end))| (id, start, end)).collect())
+    }
+
+    /// Encodes bytes that may not be valid UTF-8.
+    fn encode_bytes(
+        &self,
+        py: Python<'_>,
+        data: Vec<u8>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+    ) -> PyResult<Vec<u32>> {
+        let policy = self.policy(allowed, disallowed)?;
+        py.detach(|| guarded(|| self.inner.encode_bytes(&data, &policy)))
+    }
+
+    /// Number of tokens of a text.
+    fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
+        let policy = self.policy(allowed, disallowed)?;
+        py.detach(|| guarded(|| self.inner.count(text, &policy)))
+    }
+
+    /// A tokenizer from a tiktoken rank file; `specials` are (text, id).
+    #[staticmethod]
+    fn from_tiktoken(
+        py: Python<'_>,
+        path: String,
+        pattern: Option<&str>,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| guarded(|| crate::formats::tiktoken::load(&path, pattern, &specials).map(CoreTokenizer::new)))
+    }
+
+    /// A tokenizer from a HF `tokenizer.json` holding a BPE model (see `formats::hf`).
+    #[staticmethod]
+    fn from_hf(py: Python<'_>, path: String) -> PyResult<CoreTokenizer> {
+        py.detach(|| guarded(|| hf::load(&path)).map(CoreTokenizer::new))
+    }
+
+    /// The tokenizer as a HF `tokenizer.json` (see `formats::hf`).
+    fn to_hf(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| guarded(|| hf::save(&self.inner)))
+    }
+
+    /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.
+    #[staticmethod]
+    fn from_gpt2(
+        py: Python<'_>,
+        vocab_path: String,
+        merges_path: String,
+        specials: Vec<String>,
+        pattern: Option<&str>,
+    ) -> PyResult<CoreTokenizer> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        py.detach(|| {
+            guarded(|| {
+                crate::formats::gpt2::load(&vocab_path, &merges_path, &specials, pattern).map(CoreTokenizer::new)
+            })
+        })
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = guarded(|| self.inner.decode_bytes(&ids))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Number of tokens, special tokens included.
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab.tokens.len()
+    }
+
+    /// Display string of every token, by id.
+    fn token_strings(&self) -> Vec<String> {
+        self.inner.vocab.tokens.iter().map(|t| t.display.clone()).collect()
+    }
+
+    /// Raw bytes of one token.
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        match self.inner.vocab.tokens.get(id as usize) {
+            Some(t) => Ok(PyBytes::new(py, &t.bytes)),
+            None => Err(PyValueError::new_err(format!("id {id} is not in the vocabulary"))),
+        }
+    }
+
+    /// Merges as (left id, right id, result id), in order.
+    fn merges(&self) -> Vec<(u32, u32, u32)> {
+        self.inner.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect()
+    }
+
+    fn merge_counts(&self) -> Option<Vec<u64>> {
+        self.inner.merge_counts.clone()
+    }
+
+    fn special_tokens(&self) -> Vec<String> {
+        self.inner.specials.tokens().to_vec()
+    }
+
+    /// The pre-tokenizer's regex (None: no split).
+    fn pattern_regex(&self) -> Option<String> {
+        self.inner.pretokenizer.pattern.regex_source().map(String::from)
+    }
+
+    /// The tokenizer as a tiktoken rank file (see `formats::tiktoken`).
+    fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| guarded(|| tiktoken::save(&self.inner)))
+    }
+
+    /// tiktoken ranks (token bytes, id) of the non-special tokens, after checking that tiktoken's rule gives
+    /// this tokenizer's ids (see `Tokenizer::tiktoken_ranks`).
+    fn tiktoken_ranks<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyBytes>, u32)>> {
+        let ranks = guarded(|| self.inner.tiktoken_ranks())?;
+        Ok(ranks.into_iter().map(|(b, id)| (PyBytes::new(py, b), id)).collect())
+    }
+
+    /// Settings, for `repr`, saving and the Python API.
+    fn settings(&self) -> Settings {
+        let v = &self.inner.vocab;
+        let pattern = &self.inner.pretokenizer.pattern;
+        (
+            v.style.mode.name().to_string(),
+            pattern.name().map(String::from),
+            match pattern {
+                Pattern::Custom(regex) => Some(regex.clone()),
+                _ => None,
+            },
+            self.inner.lowercase,
+            v.style.prefix.clone(),
+            v.style.suffix.clone(),
+            v.unk.map(|id| v.tokens[id as usize].display.clone()),
+            self.inner.tie_break.map(|t| t.name().to_string()),
+        )
+    }
+
+    /// Number of special tokens and of base symbols (they take the first ids).
+    fn layout(&self) -> (usize, usize) {
+        (self.inner.vocab.num_special, self.inner.vocab.num_base)
+    }
+
+    fn to_native(&self) -> String {
+        native::save(&self.inner)
+    }
+
+    #[staticmethod]
+    fn from_native(text: &str, source: &str) -> PyResult<CoreTokenizer> {
+        guarded(|| native::load(text, source)).map(CoreTokenizer::new)
+    }
+}

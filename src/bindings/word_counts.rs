@@ -1,0 +1,194 @@
+//! `WordCounts`: the word counter that training starts from (texts, files, DNA sequences and FASTA files,
+//! or words counted elsewhere).
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+
+use super::fasta::sequence_options;
+use super::{check_signals, guarded, lock, lock_attached, to_py};
+use crate::formats::fasta;
+use crate::pretokenize::Pattern;
+use crate::progress::Progress;
+use crate::train::counts::{Utf8Errors, WordCounter};
+use crate::train::dna::{self, SequenceStats};
+
+/// Counts words for training. Holds the pattern, special tokens and normaliser, which the trained tokenizer
+/// then uses for encoding too.
+#[pyclass(module = "bytepair._core")]
+pub struct WordCounts {
+    pub(super) counter: Mutex<WordCounter>,
+    /// The reading/counting progress display, shared by all the files and texts of one corpus.
+    progress: Mutex<Progress<'static>>,
+}
+
+impl WordCounts {
+    /// The counter, where the GIL is released.
+    pub(super) fn counter(&self) -> std::sync::MutexGuard<'_, WordCounter> {
+        lock(&self.counter)
+    }
+
+    /// The counter, where the GIL is held.
+    fn counter_attached(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, WordCounter> {
+        lock_attached(py, &self.counter)
+    }
+}
+
+#[pymethods]
+impl WordCounts {
+    #[new]
+    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0))]
+    fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool, threads: usize) -> PyResult<Self> {
+        let pattern = Pattern::from_name_or_regex(pattern);
+        let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
+        let progress = Mutex::new(Progress::new(false, None, check_signals));
+        Ok(WordCounts { counter: Mutex::new(counter), progress })
+    }
+
+    /// Shows reading progress on stderr from now on; `total_bytes` when known.
+    #[pyo3(signature = (total_bytes=None))]
+    fn show_progress(&self, py: Python<'_>, total_bytes: Option<u64>) {
+        *lock_attached(py, &self.progress) = Progress::new(true, total_bytes, check_signals);
+    }
+
+    /// Ends the reading progress display.
+    fn finish_progress(&self, py: Python<'_>) {
+        lock_attached(py, &self.progress).finish();
+    }
+
+    /// Counts the words of each text.
+    fn add_texts(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                counter.add_texts(&texts)?;
+                progress.bytes(counter.bytes_seen)?;
+                Ok(())
+            })
+        })
+    }
+
+    /// Counts the words of a UTF-8 file, line by line.
+    fn add_file(&self, py: Python<'_>, path: String, errors: &str) -> PyResult<u64> {
+        let errors = Utf8Errors::parse(errors).map_err(to_py)?;
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
+                let start = counter.bytes_seen;
+                counter.add_file(&path, errors, |done| progress.bytes(start + done))?;
+                Ok(counter.bytes_seen - start)
+            })
+        })
+    }
+
+    /// Counts the cleaned pieces of nucleotide sequences (each piece one word, followed by its reverse
+    /// complement if asked; `rna`: A pairs with U). `first` is the index of the first sequence, for messages. Returns (records,
+    /// pieces, bases) counted.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (sequences, first, uppercase, ambiguous, chunk_length, reverse_complement, rna=false))]
+    fn add_sequences(
+        &self,
+        py: Python<'_>,
+        sequences: Vec<String>,
+        first: usize,
+        uppercase: bool,
+        ambiguous: &str,
+        chunk_length: Option<usize>,
+        reverse_complement: bool,
+        rna: bool,
+    ) -> PyResult<(u64, u64, u64)> {
+        let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        let reverse_complement = other_strand(reverse_complement, rna);
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut stats = SequenceStats::default();
+                for (i, seq) in sequences.into_iter().enumerate() {
+                    let name = format!("sequence {}", first + i);
+                    fasta::check_sequence(seq.as_bytes(), &name)?;
+                    dna::add_sequence(&mut counter, &name, seq.into_bytes(), &options, reverse_complement, &mut stats)?;
+                }
+                lock(&self.progress).bytes(counter.bytes_seen)?;
+                Ok((stats.records, stats.pieces, stats.bases))
+            })
+        })
+    }
+
+    /// Reads a FASTA/FASTQ file (plain or gzip) and counts the cleaned pieces of its records. Returns
+    /// (records, pieces, bases) counted.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, uppercase, ambiguous, chunk_length, reverse_complement, rna=false))]
+    fn add_fasta(
+        &self,
+        py: Python<'_>,
+        path: String,
+        uppercase: bool,
+        ambiguous: &str,
+        chunk_length: Option<usize>,
+        reverse_complement: bool,
+        rna: bool,
+    ) -> PyResult<(u64, u64, u64)> {
+        let options = sequence_options(uppercase, ambiguous, chunk_length)?;
+        let reverse_complement = other_strand(reverse_complement, rna);
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
+                let stats =
+                    dna::add_fasta(&mut counter, &path, &options, reverse_complement, |bases| progress.bytes(bases))?;
+                Ok((stats.records, stats.pieces, stats.bases))
+            })
+        })
+    }
+
+    /// Adds words counted elsewhere, taken as they are.
+    fn add_counted(&self, py: Python<'_>, words: Vec<(String, u64)>) -> PyResult<()> {
+        let mut counter = self.counter_attached(py);
+        guarded(|| words.iter().try_for_each(|(word, count)| counter.add_counted_word(word, *count)))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.counter_attached(py).words().map(|w| w.len()).unwrap_or(0)
+    }
+
+    /// Number of counting threads.
+    #[getter]
+    fn threads(&self, py: Python<'_>) -> usize {
+        self.counter_attached(py).threads()
+    }
+
+    /// Bytes of text counted so far.
+    #[getter]
+    fn bytes_seen(&self, py: Python<'_>) -> u64 {
+        self.counter_attached(py).bytes_seen
+    }
+
+    /// Bytes of text inside the counted words (each word's length times its count): what the pattern kept of
+    /// `bytes_seen` (less special tokens; lowercasing may change a few lengths).
+    fn word_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        guarded(|| {
+            Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.len() as u64).saturating_mul(*c)).sum())
+        })
+    }
+
+    /// Bytes of special tokens cut out of the text counted so far (part of `bytes_seen`, in no word).
+    fn special_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        guarded(|| self.counter_attached(py).special_bytes())
+    }
+
+    /// The counted words and their counts, in order of first appearance.
+    fn items(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
+        guarded(|| Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))
+    }
+}
+
+fn other_strand(reverse_complement: bool, rna: bool) -> dna::OtherStrand {
+    match (reverse_complement, rna) {
+        (false, _) => dna::OtherStrand::No,
+        (true, false) => dna::OtherStrand::Dna,
+        (true, true) => dna::OtherStrand::Rna,
+    }
+}
