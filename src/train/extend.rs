@@ -35,8 +35,10 @@ use crate::pretokenize::PreTokenizer;
 use crate::tokenizer::Tokenizer;
 use crate::vocab::{Mode, Token, Vocab};
 
-/// Words per parallel task when encoding the corpus's words.
+/// Fewest words per parallel task when encoding the corpus's words; tasks are larger on large corpora (a few
+/// per thread), so that each thread's encoder cache warms up once rather than once per task.
 const WORDS_PER_TASK: usize = 1 << 14;
+const TASKS_PER_THREAD: usize = 4;
 
 /// The merge loop for extending `tok` on the corpus `words` (unique words in order of first appearance,
 /// counted with `counted_with`, the pre-tokenizer the extension will encode with: `tok`'s, or a coarser one
@@ -132,10 +134,9 @@ pub fn encode_words(
         }
         _ => None,
     };
-    let encode_chunk = |chunk: &[(&str, u64)]| -> Result<(Vec<u32>, Vec<usize>)> {
+    let encode_chunk = |scratch: &mut Scratch, chunk: &[(&str, u64)]| -> Result<(Vec<u32>, Vec<usize>)> {
         let mut ids = Vec::with_capacity(chunk.len() * 4);
         let mut lengths = Vec::with_capacity(chunk.len());
-        let mut scratch = Scratch::default();
         for (word, _) in chunk {
             let before = ids.len();
             match (&replay, fast, &junctions) {
@@ -156,26 +157,28 @@ pub fn encode_words(
                         joinable |= at != covered || (at > 0 && junctions.joins(word.as_bytes()[at - 1], bytes[0]));
                         covered = at + bytes.len();
                         if !joinable && failed.is_ok() {
-                            failed = encode_fast(encoder, vocab, piece, &mut scratch, &mut ids);
+                            failed = encode_fast(encoder, vocab, piece, scratch, &mut ids);
                         }
                     })?;
                     joinable |= covered != word.len();
                     if joinable {
                         ids.truncate(before);
-                        encode_fast(encoder, vocab, word, &mut scratch, &mut ids)?;
+                        encode_fast(encoder, vocab, word, scratch, &mut ids)?;
                     } else {
                         failed?;
                     }
                 }
-                (None, Some(encoder), None) => encode_fast(encoder, vocab, word, &mut scratch, &mut ids)?,
+                (None, Some(encoder), None) => encode_fast(encoder, vocab, word, scratch, &mut ids)?,
                 (None, None, _) => encode_general(vocab, word, &mut ids)?,
             }
             lengths.push(ids.len() - before);
         }
         Ok((ids, lengths))
     };
-    let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> =
-        pool.install(|| words.par_chunks(WORDS_PER_TASK).map(encode_chunk).collect());
+    let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = pool.install(|| {
+        let per_task = WORDS_PER_TASK.max(words.len() / (pool.current_num_threads() * TASKS_PER_THREAD) + 1);
+        words.par_chunks(per_task).map_init(Scratch::default, encode_chunk).collect()
+    });
     let mut out = SymbolWords::default();
     out.ids.reserve(parts.iter().map(|p| p.as_ref().map_or(0, |(ids, _)| ids.len())).sum());
     let mut counts = words.iter().map(|&(_, count)| count);
