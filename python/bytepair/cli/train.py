@@ -68,6 +68,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         threads=args.threads,
         progress=progress_on(args),
+        unmatched=args.unmatched,
     )
     with contextlib.ExitStack() as stack:
         if "-" in paths:  # standard input is kept in a temporary file: it is read again for the summary
@@ -143,6 +144,7 @@ def train_fasta(args: argparse.Namespace) -> int:
     text_only = {
         "--mode": args.mode is not None,
         "--pattern": args.pattern is not None,
+        "--unmatched": args.unmatched is not None,
         "--jsonl-field": args.jsonl_field,
         "--initial-alphabet": args.initial_alphabet is not None,
         "--lowercase": args.lowercase,
