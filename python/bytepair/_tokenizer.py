@@ -385,6 +385,10 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         special token starts another ("<a>" and "<a><b>"), bytepair (and HF) take the longest at a position,
         tiktoken may take the shorter one (it did in every run tried: "x<a><b>y" gave "<a>" then the text
         "<b>").
+
+        tiktoken keeps only what its pattern matches: a regex pattern made with unmatched="keep" is given to it
+        with an alternative that matches the rest (refused with ValueError when the regex can match the empty
+        string, where no such alternative is exact), and a HF Split step is refused.
         """
         from .formats import tiktoken
 

@@ -307,6 +307,12 @@ impl CoreTokenizer {
         self.inner.pretokenizer.pattern.regex_source().map(String::from)
     }
 
+    /// The regex a `tiktoken.Encoding` needs to cut text as this tokenizer does (see
+    /// `PreTokenizer::tiktoken_regex`).
+    fn tiktoken_pattern(&self) -> PyResult<String> {
+        guarded(|| self.inner.pretokenizer.tiktoken_regex())
+    }
+
     /// The tokenizer as a tiktoken rank file (see `formats::tiktoken`).
     fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
         py.detach(|| guarded(|| tiktoken::save(&self.inner)))

@@ -69,6 +69,8 @@ pub struct BoundedRegex {
 struct Inner {
     /// The pattern as the user wrote it, for messages.
     shown: String,
+    /// Whether some match can be empty (as fancy-regex's analysis sees it: look-arounds are zero-width).
+    matches_empty: bool,
     engine: Engine,
 }
 
@@ -111,7 +113,8 @@ impl BoundedRegex {
             disallow_empty_match_at_eof_after_newline: false,
             allow_input_assertion_overrides: false,
         };
-        let hard = analyze(&tree, context).map_err(|e| invalid(&e))?.hard;
+        let info = analyze(&tree, context).map_err(|e| invalid(&e))?;
+        let (hard, matches_empty) = (info.hard, info.min_size == 0);
         let engine = if !hard && !moved_lookahead {
             let mut plain = String::with_capacity(pattern.len() + 8);
             tree.expr.to_str(&mut plain, 0);
@@ -119,7 +122,12 @@ impl BoundedRegex {
         } else {
             Engine::Backtracking(Backtracking::new(pattern).map_err(|e| invalid(&e))?)
         };
-        Ok(BoundedRegex { inner: Arc::new(Inner { shown: shown.to_string(), engine }) })
+        Ok(BoundedRegex { inner: Arc::new(Inner { shown: shown.to_string(), matches_empty, engine }) })
+    }
+
+    /// Whether some match can be the empty string.
+    pub fn matches_empty(&self) -> bool {
+        self.inner.matches_empty
     }
 
     /// Whether the regex runs on the backtracking engine.

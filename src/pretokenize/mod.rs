@@ -20,7 +20,7 @@ pub mod split;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, py_repr_cut};
 use engine::BoundedRegex;
 pub use split::{Behavior, Unmatched};
 
@@ -202,6 +202,37 @@ impl PreTokenizer {
         Ok(PreTokenizer { pattern, splitter })
     }
 
+    /// The regex tiktoken (fancy-regex, which keeps only matches) would run to cut text into this pre-tokenizer's
+    /// pieces, or why there is none: no pattern; a HF Split (tiktoken has no behaviours); a custom regex that
+    /// keeps the text it does not match and can match the empty string. Keeping the rest is the regex or, where
+    /// it does not match, a run of characters up to where it does (exact for a regex whose matches are never
+    /// empty: each search then starts with a match of one or the other).
+    pub fn tiktoken_regex(&self) -> Result<String> {
+        match (&self.pattern, &self.splitter) {
+            (Pattern::None, _) => {
+                Err(Error::value("tiktoken needs a pre-tokenization pattern; this tokenizer has none (pattern=None)"))
+            }
+            (Pattern::HfSplit { behavior, invert, .. }, _) => Err(Error::value(format!(
+                "tiktoken keeps a pattern's matches as pieces and nothing else; this tokenizer's pre-tokenizer is a \
+                 HF Split ({}, invert={invert}), which tiktoken cannot run",
+                behavior.name()
+            ))),
+            (Pattern::Custom { regex, unmatched: Unmatched::Keep }, Splitter::Regex(bounded)) => {
+                if bounded.matches_empty() {
+                    return Err(Error::value(format!(
+                        "tiktoken leaves out the text its pattern does not match, and this tokenizer keeps it \
+                         (unmatched=\"keep\"); the pattern {} can match the empty string, so no regex tiktoken \
+                         runs cuts text as it does. Make the tokenizer with unmatched=\"drop\", or with a pattern \
+                         whose matches are never empty",
+                        py_repr_cut(regex, engine::SHOWN_CHARS)
+                    )));
+                }
+                Ok(format!("(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"))
+            }
+            (pattern, _) => Ok(pattern.regex_source().unwrap_or_default().to_string()),
+        }
+    }
+
     /// Calls `f` on each non-empty piece of `text`, in order. Only a regex can fail (its budget of work spent,
     /// Ctrl-C, or text that `Unmatched::Error` refuses).
     pub fn split<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<()> {
@@ -345,6 +376,20 @@ mod tests {
             pieces(Pattern::dropping(BERT), "Hi, 2+2=4 «you»!"),
             ["Hi", ",", "2", "+", "2", "=", "4", "«", "you", "»", "!"]
         );
+    }
+
+    #[test]
+    fn tiktoken_gets_a_regex_that_keeps_what_the_pattern_keeps() {
+        let keeping = |regex: &str| PreTokenizer::new(Pattern::from_name_or_regex(Some(regex), Unmatched::Keep));
+        let regex = keeping("[a-z]+").unwrap().tiktoken_regex().unwrap();
+        let tiktoken = fancy_regex::Regex::new(&regex).unwrap();
+        let text = "ab, cd!";
+        let theirs: Vec<&str> = tiktoken.find_iter(text).map(|m| m.unwrap().as_str()).collect();
+        assert_eq!(theirs, pieces(Pattern::from_name_or_regex(Some("[a-z]+"), Unmatched::Keep), text));
+        assert!(keeping(r"\s*").unwrap().tiktoken_regex().unwrap_err().message.contains("can match the empty string"));
+        let dropping = PreTokenizer::new(Pattern::dropping(r"\s*")).unwrap();
+        assert_eq!(dropping.tiktoken_regex().unwrap(), r"\s*");
+        assert_eq!(PreTokenizer::new(Pattern::Gpt2).unwrap().tiktoken_regex().unwrap(), GPT2);
     }
 
     #[test]

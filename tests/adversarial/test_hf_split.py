@@ -169,6 +169,8 @@ def test_settings_say_how_a_split_cuts(base_document, tmp_path):
     assert tok.settings["split"] == {"behavior": "MergedWithNext", "invert": True}
     assert tok.settings["pattern"] == r"\s*" and tok.settings["unmatched"] is None
     assert "split={'behavior': 'MergedWithNext', 'invert': True}" in repr(tok)
+    with pytest.raises(ValueError, match=r"a HF Split \(MergedWithNext, invert=true\), which tiktoken cannot run"):
+        tok.to_tiktoken()
     # A Split that keeps (Isolated) or drops (inverted Removed) the text between matches, of a regex both
     # engines read alike, is bytepair's own pattern with unmatched="keep" / "drop".
     _, tok = load_both(with_split(base_document, r"\s+", "Isolated", False), tmp_path / "t.json")

@@ -74,6 +74,20 @@ def test_the_choice_survives_save_pickle_and_save_hf(tmp_path, unmatched):
     assert back.encode(text) == hf.encode(text, add_special_tokens=False).ids == tok.encode(text)
 
 
+def test_tiktoken_gets_a_pattern_that_keeps_what_the_tokenizer_keeps():
+    pytest.importorskip("tiktoken")
+    text = "Hello World, 42 times\n  and  more!"
+    for unmatched in ("keep", "drop"):
+        tok = bytepair.train(CORPUS, 280, pattern=PATTERN, unmatched=unmatched)
+        assert tok.to_tiktoken().encode(text) == tok.encode(text), unmatched
+    empty = bytepair.train(CORPUS, 280, pattern=r"[a-z]*")
+    with pytest.raises(ValueError, match=r"the pattern '\[a-z\]\*' can match the empty string"):
+        empty.to_tiktoken()
+    assert bytepair.train(CORPUS, 280, pattern=r"[a-z]*", unmatched="drop").to_tiktoken().encode("ab cd") == (
+        bytepair.train(CORPUS, 280, pattern=r"[a-z]*", unmatched="drop").encode("ab cd")
+    )
+
+
 def test_files_written_before_the_setting_load_as_they_were_made(tmp_path):
     """A file without "unmatched" was trained dropping the text its regex did not match: it loads so."""
     tok = bytepair.train(CORPUS, 270, pattern=PATTERN, unmatched="drop")

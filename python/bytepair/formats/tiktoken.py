@@ -65,9 +65,7 @@ def to_encoding(tok: Tokenizer, name: str = "bytepair") -> tiktoken.Encoding:
     """A `tiktoken.Encoding` with `tok`'s pattern, ranks and special tokens (see `Tokenizer.to_tiktoken`)."""
     import tiktoken
 
-    pattern = tok.core.pattern_regex()
-    if pattern is None:
-        raise ValueError("tiktoken needs a pre-tokenization pattern; this tokenizer has none (pattern=None)")
+    pattern = tok.core.tiktoken_pattern()
     ranks: dict[bytes, int] = dict(tok.core.tiktoken_ranks())
     specials: dict[str, Any] = {s: tok.token_to_id(s) for s in tok.special_tokens}
     return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
