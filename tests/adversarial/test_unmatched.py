@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import reference
+from bytepair.describe import describe
 from bytepair.training import count_words
 from conftest import examples
 
@@ -29,6 +30,7 @@ def test_by_default_text_the_pattern_does_not_match_is_kept():
     # The pieces are the matches and the stretches between them; training counted the same pieces.
     assert "".join(tok.tokenize(text)).replace("Ġ", " ").replace("Ċ", "\n") == text
     assert reference.pre_tokenize(text, PATTERN) == ["H", "ello", " W", "orld", ", 42 ", "times", "\n"]
+    assert "unmatched     keep (text the regex does not match)" in str(describe(tok))
 
 
 def test_drop_leaves_it_out_as_tiktoken_does():
@@ -132,3 +134,20 @@ def test_training_counts_the_pieces_encoding_makes(text):
     assume(text)
     counts = count_words([text], bytepair.TrainSettings(vocab_size=260, pattern=r"[a-z]+|\d"))
     assert counts.items() == list(reference.word_frequencies([text], r"[a-z]+|\d").items())
+
+
+def test_the_command_line_takes_the_choice(tmp_path, capsys):
+    from bytepair import cli
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(CORPUS), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["train", str(corpus), "--vocab-size", "270", "--pattern", PATTERN, "--no-progress", "-o", str(out)]
+    assert cli.main([*argv, "--unmatched", "drop"]) == 0
+    assert bytepair.Tokenizer.load(out / "bytepair.json").settings["unmatched"] == "drop"
+    assert cli.main(argv) == 0
+    assert bytepair.Tokenizer.load(out / "bytepair.json").settings["unmatched"] == "keep"
+    fasta = tmp_path / "g.fa"
+    fasta.write_text(">x\nACGTACGT\n", encoding="utf-8")
+    assert cli.main(["train", "--fasta", str(fasta), "--vocab-size", "10", "--unmatched", "keep", "-o", str(out)]) != 0
+    assert "--unmatched is for text" in capsys.readouterr().err
