@@ -662,7 +662,8 @@ impl Reader<'_> {
         }
         let mut names = parts.specials;
         names.sort_by_key(|s| vocab.by_display[s]);
-        Tokenizer::new(vocab, pattern, lowercase, &names)
+        // (A Split's regex is built here: an error names the file.)
+        Tokenizer::new(vocab, pattern, lowercase, &names).map_err(|e| self.value_error(e.message))
     }
 
     /// A char-level BPE tokenizer; `steps` are the pre-tokenizer's.
@@ -708,7 +709,8 @@ impl Reader<'_> {
         vocab.whole_pieces = flag(model, "ignore_merges");
         let mut names = parts.specials;
         names.sort_by_key(|s| vocab.by_display[s]);
-        Tokenizer::new(vocab, pattern, lowercase, &names)
+        // (A Split's regex is built here: an error names the file.)
+        Tokenizer::new(vocab, pattern, lowercase, &names).map_err(|e| self.value_error(e.message))
     }
 
     /// Whether a char-level file's normaliser is Lowercase (else none); any other is refused.
