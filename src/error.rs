@@ -92,6 +92,15 @@ pub fn py_repr(s: &str) -> String {
     out
 }
 
+/// `py_repr` of at most the first `max` characters of `s` (a pattern, a stretch of text in a message), saying
+/// how long the whole is when it was cut.
+pub fn py_repr_cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => py_repr(s),
+        Some((cut, _)) => format!("{}… ({} characters)", py_repr(&s[..cut]), s.chars().count()),
+    }
+}
+
 /// Bytes as Python's `repr` shows them (`b' the'`, `b'\\xb6'`).
 pub fn py_repr_bytes(bytes: &[u8]) -> String {
     let mut out = String::from("b'");

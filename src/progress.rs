@@ -1,11 +1,16 @@
-//! Progress display on stderr (indicatif) and periodic interruption checks for long loops.
+//! Progress display on stderr (indicatif) and periodic interruption checks for long loops: `Progress` for
+//! reading and merging, `Pulse` for loops on any thread (pre-tokenizing with a custom regex), which share a stop
+//! flag with the other threads of their job, and `run_interruptible` for waiting on a pool.
 
+use std::cell::RefCell;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::train::Observer;
 
 /// How often the interruption check runs: often enough that Ctrl-C feels immediate, rarely enough to cost
@@ -149,5 +154,146 @@ impl Observer for Progress<'_> {
     fn merge_done(&mut self, done: u64) -> Result<()> {
         self.update(done);
         self.maybe_check()
+    }
+}
+
+// -- interrupting long loops ---------------------------------------------------------------------------------
+
+/// The Ctrl-C check the Python layer installs (`check_signals` on Python's main thread, a no-op elsewhere);
+/// none when the core is used from Rust alone.
+static SIGNAL_CHECK: OnceLock<fn() -> Result<()>> = OnceLock::new();
+
+/// Installs the Ctrl-C check that `Pulse` and `run_interruptible` call (once per process; later calls are
+/// ignored).
+pub fn set_signal_check(check: fn() -> Result<()>) {
+    let _ = SIGNAL_CHECK.set(check);
+}
+
+fn signal_check() -> Result<()> {
+    SIGNAL_CHECK.get().map_or(Ok(()), |check| check())
+}
+
+thread_local! {
+    /// The stop flag of the job this thread works on, shared with the job's other threads (`sharing_stop`).
+    static STOP: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with `stop` as this thread's stop flag: its long loops (`Pulse`) end with `Error::interrupted`
+/// once the flag is set, and set it when they see Ctrl-C themselves, so that one thread seeing it stops the
+/// whole job. Python delivers Ctrl-C to its main thread only; the job's other threads learn of it this way.
+pub fn sharing_stop<R>(stop: &Arc<AtomicBool>, work: impl FnOnce() -> R) -> R {
+    let previous = STOP.with(|s| s.replace(Some(Arc::clone(stop))));
+    // Restored even if `work` panics (the panic is turned into an exception further up, and the thread lives on).
+    struct Restore(Option<Arc<AtomicBool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            STOP.with(|s| *s.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(previous);
+    work()
+}
+
+/// Work units between two readings of the clock in `Pulse::tick` (a unit is a byte scanned, a backtracking
+/// step or a search: ~1-50 ns each, so the clock is read every few tens of microseconds at most).
+const UNITS_PER_CLOCK_READING: u64 = 1 << 12;
+
+/// Ctrl-C for a long loop on any thread: `tick` it with the work done; every `CHECK_EVERY` it checks the job's
+/// stop flag and (on Python's main thread) for Ctrl-C.
+pub struct Pulse {
+    units: u64,
+    last_check: Instant,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for Pulse {
+    fn default() -> Self {
+        Pulse::new()
+    }
+}
+
+impl Pulse {
+    pub fn new() -> Pulse {
+        Pulse { units: 0, last_check: Instant::now(), stop: STOP.with(|s| s.borrow().clone()) }
+    }
+
+    /// Counts `units` of work done; an error when the job is to stop.
+    #[inline]
+    pub fn tick(&mut self, units: u64) -> Result<()> {
+        self.units += units;
+        if self.units >= UNITS_PER_CLOCK_READING {
+            self.units = 0;
+            if self.last_check.elapsed() >= CHECK_EVERY {
+                return self.check();
+            }
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn check(&mut self) -> Result<()> {
+        self.last_check = Instant::now();
+        if self.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed)) {
+            return Err(Error::interrupted());
+        }
+        signal_check().inspect_err(|_| {
+            if let Some(stop) = &self.stop {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+    }
+}
+
+/// Runs `work` (which may use a thread pool, its threads running inside `sharing_stop(stop, ..)`) on a thread of
+/// its own while this one checks for Ctrl-C every `CHECK_EVERY`: on Ctrl-C the flag is set, the work's loops stop
+/// at their next check, and the result is `Error::interrupted`. Waiting inside a pool's `install` instead, the
+/// calling thread (Python's main thread, the only one that sees Ctrl-C) could not check anything until the
+/// whole batch was done. Without a signal check installed (Rust alone), `work` simply runs here.
+pub fn run_interruptible<R: Send>(stop: &Arc<AtomicBool>, work: impl FnOnce() -> R + Send) -> Result<R> {
+    if SIGNAL_CHECK.get().is_none() {
+        return Ok(work());
+    }
+    std::thread::scope(|scope| {
+        let waiter = std::thread::current();
+        let worker = scope.spawn(move || {
+            let result = work();
+            waiter.unpark();
+            result
+        });
+        let mut interrupted = None;
+        while !worker.is_finished() {
+            std::thread::park_timeout(CHECK_EVERY);
+            if interrupted.is_none()
+                && let Err(e) = signal_check()
+            {
+                stop.store(true, Ordering::Relaxed);
+                interrupted = Some(e);
+            }
+        }
+        let result = worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match interrupted {
+            Some(e) => Err(e),
+            None => Ok(result),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_stop_flag_stops_the_loops_that_share_it() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut pulse = sharing_stop(&stop, Pulse::new);
+        stop.store(true, Ordering::Relaxed);
+        pulse.last_check -= CHECK_EVERY;
+        let err = pulse.tick(UNITS_PER_CLOCK_READING).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Interrupted);
+        // Outside `sharing_stop` a thread has no flag: its loops only check for Ctrl-C.
+        let mut alone = Pulse::new();
+        alone.last_check -= CHECK_EVERY;
+        assert!(alone.tick(UNITS_PER_CLOCK_READING).is_ok());
     }
 }

@@ -226,19 +226,13 @@ def test_min_frequency_stops_training():
     assert tok.merges == [("a", "b")]
 
 
-def test_a_custom_pattern_that_drops_text_is_said_at_training():
-    with pytest.warns(RuntimeWarning, match=r"the pattern '\[a-z\]\+' matched 66.7% of the training text"):
-        bytepair.train(["line one 12\nline two\n"] * 20, 260, pattern="[a-z]+")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the named patterns, and a custom one that covers every character: silent
-        for pattern in ("gpt2", "cl100k", "o200k", "whitespace", None, r"[a-z]+|\s+|[^a-z\s]+"):
-            bytepair.train(["line one 12\nline two\n"] * 20, 258, pattern=pattern)
-        # Special tokens are in no piece either, but they are not text the pattern dropped (short texts, a
-        # long one cut into pieces, a file of long lines).
-        for corpus in (["ab<|endoftext|>ba", "x<|endoftext|>"] * 3, ["hello world <|endoftext|>" * 50_000]):
-            bytepair.train(corpus, 258, pattern=r"\S+|\s+", special_tokens=["<|endoftext|>"])
+def test_a_custom_pattern_that_matches_nothing_has_nothing_to_train_on_only_when_it_drops_the_rest():
+    # (What becomes of unmatched text is tests/adversarial/test_unmatched.py's subject.)
     with pytest.raises(ValueError, match=r"the pattern '\\\\d' matched none of its text"):
-        bytepair.train(["abc"], 300, pattern=r"\d")
+        bytepair.train(["abc"], 300, pattern=r"\d", unmatched="drop")
+    with pytest.raises(ValueError, match=r"the pattern '\\\\d' does not match 'abc' \(at character 0\)"):
+        bytepair.train(["abc"], 300, pattern=r"\d", unmatched="error")
+    assert bytepair.train(["abc"] * 3, 258, pattern=r"\d").tokenize("abc") == ["abc"]
 
 
 def test_loaders_refuse_a_misspelt_pattern_name(shared_data):

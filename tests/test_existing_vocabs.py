@@ -380,10 +380,10 @@ def test_export_to_hf_tokenizer_json(encodings, shared_data, tmp_path, which):
         assert fast.encode(samples[1], add_special_tokens=False) == tok.encode(samples[1], allowed_special="all")
 
 
-@pytest.mark.parametrize("pattern", [r"\S+", r"[a-z]+|[0-9]", r"\w+|[^\w\s]+|\s+"])
+@pytest.mark.parametrize("pattern", [r"\S+", r"[a-z]+|[0-9]", r"[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]+|\s+"])
 def test_byte_level_custom_patterns_round_trip_through_hf(tmp_path, pattern):
-    """Text a custom regex does not match is in no piece (dropped, as tiktoken drops it): the exported
-    tokenizer.json must drop it too, and a HF Split that keeps it (Isolated) must keep it here."""
+    """Text a custom regex does not match is kept as pieces of its own (unmatched="keep", the default): the
+    exported tokenizer.json must keep it too, and a HF Split that keeps it (Isolated) must keep it here."""
     import tokenizers
     from tokenizers import Regex, pre_tokenizers, trainers
 

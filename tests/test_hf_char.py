@@ -498,8 +498,8 @@ REFUSED = [
         r"pre-tokenizer sequence \['WhitespaceSplit', 'Punctuation'\] is not supported",
     ),
     (
-        lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": r"\d"}, "behavior": "MergedWithNext"}),
-        "Split behavior 'MergedWithNext' is not supported",
+        lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": r"\d"}, "behavior": "Merged"}),
+        "Split behavior 'Merged' is not supported",
     ),
     (
         lambda d: d["added_tokens"].append(added(4, "<mask>", lstrip=True)),
@@ -534,7 +534,7 @@ REFUSED = [
     (lambda d: d["model"].update(type="Unigram"), "model type 'Unigram' is not supported"),
     (
         lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}),
-        "is not a valid regex",
+        r"the Split regex '\(' uses an unclosed group at character 0",
     ),
 ]
 

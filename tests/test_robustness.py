@@ -63,15 +63,15 @@ def test_long_runs_encode(text):
 @pytest.mark.parametrize("pattern", [r"\^+|(a|a)*b|\w+|\s+|.", r"(?=(a+)+$)a|\w+|.", r"(a+)+$|[^a]+|a"])
 @pytest.mark.parametrize("text", ["^" * 1_000_000, "a" * 100_000 + "!"])
 def test_custom_patterns_never_hang_or_overflow(pattern, text):
-    """Custom regexes run on fancy-regex: without look-arounds it is the regex crate (linear time); with them
-    it backtracks under a limit, so a pathological input gives a ValueError, never a hang or a stack overflow."""
+    """Custom regexes run on a lazy DFA, or on fancy-regex's backtracking VM when they need it, both within a
+    budget of work per byte, so a pathological input gives a ValueError, never a hang or a stack overflow."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tok = bytepair.train(["abc a-b 12 ab ba ^^ aaa"], 270, pattern=pattern)
     try:
         ids = tok.encode(text)
     except ValueError as e:
-        assert "backtracks too much" in str(e)
+        assert "backtracking steps" in str(e) or "bytes scanned by its automaton" in str(e)
         return
     assert tok.decode(ids) == text
 

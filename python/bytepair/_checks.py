@@ -62,6 +62,36 @@ def check_pattern(pattern: object) -> None:
         )
 
 
+#: What a regex pattern may do with the text it does not match.
+UNMATCHED = ("keep", "drop", "error")
+
+
+def check_unmatched(unmatched: object, pattern: str | None) -> str | None:
+    """`unmatched` for `pattern`, its default filled in: "keep" for a regex; None for a named pattern or None,
+    which decide for themselves (gpt2, cl100k and o200k match all text; whitespace drops whitespace).
+
+    >>> check_unmatched(None, r"[a-z]+"), check_unmatched("drop", r"[a-z]+"), check_unmatched(None, "gpt2")
+    ('keep', 'drop', None)
+    >>> check_unmatched("drop", "gpt2")
+    Traceback (most recent call last):
+    ValueError: unmatched='drop' applies to a regex pattern; pattern='gpt2' decides for itself what it leaves out
+    """
+    if unmatched is not None and unmatched not in UNMATCHED:
+        raise ValueError(
+            f'unmatched={unmatched!r} is not a choice: use "keep" (text the pattern does not match becomes pieces '
+            f'of its own), "drop" (it is left out, as tiktoken does) or "error" (it raises ValueError)'
+        )
+    regex = pattern is not None and pattern not in NAMED_PATTERNS
+    if not regex:
+        if unmatched is not None:
+            raise ValueError(
+                f"unmatched={unmatched!r} applies to a regex pattern; pattern={pattern!r} decides for itself what "
+                f"it leaves out"
+            )
+        return None
+    return unmatched if isinstance(unmatched, str) else "keep"
+
+
 def check_special_tokens(special_tokens: object) -> list[str]:
     """Special tokens as a list: non-empty str, each once."""
     if isinstance(special_tokens, str):

@@ -39,6 +39,13 @@ class TokenizerSettings(TypedDict):
     unk_token: str | None
     #: How training broke ties ("first_seen", "hf", "lexicographic"); None for loaded vocabularies.
     tie_break: str | None
+    #: What a regex pattern does with the text it does not match ("keep", "drop", "error"); None for named
+    #: patterns, no pattern, and HF Split steps (see `split`).
+    unmatched: str | None
+    #: A HF tokenizer.json's Split step that bytepair keeps as such (its regex is `pattern`, in Oniguruma's
+    #: syntax): {"behavior": "Isolated"|"Removed"|"MergedWithPrevious"|"MergedWithNext"|"Contiguous",
+    #: "invert": bool}; None otherwise.
+    split: dict[str, str | bool] | None
 
 
 class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as that would be slow)
@@ -281,18 +288,26 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
 
     @classmethod
     def from_tiktoken(
-        cls, path: PathLike, *, pattern: str | None = "cl100k", special_tokens: Mapping[str, int] | None = None
+        cls,
+        path: PathLike,
+        *,
+        pattern: str | None = "cl100k",
+        special_tokens: Mapping[str, int] | None = None,
+        unmatched: Literal["keep", "drop", "error"] | None = None,
     ) -> Tokenizer:
         """A tokenizer from a tiktoken rank file (`*.tiktoken`: base64 token and rank per line). Its ids and
         encodings equal tiktoken's: tiktoken's merge rule (any two adjacent parts whose concatenation is a
         token merge, lowest rank first; a piece that is a token stays whole) is kept.
 
-        pattern: the pre-tokenizer the vocabulary was made with ("gpt2" for r50k/p50k, "cl100k", "o200k").
+        pattern: the pre-tokenizer the vocabulary was made with ("gpt2" for r50k/p50k, "cl100k", "o200k", or a
+        regex).
         special_tokens: {text: id}, e.g. {"<|endoftext|>": 100257}.
+        unmatched: for a regex pattern, what becomes of text it does not match (see `bytepair.train`): "keep"
+            (default), "drop" (tiktoken's way: its ids then equal tiktoken's on every text) or "error".
         """
         from .formats import tiktoken
 
-        return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens)
+        return tiktoken.load(path, pattern=pattern, special_tokens=special_tokens, unmatched=unmatched)
 
     @classmethod
     def from_gpt2(
@@ -302,15 +317,17 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         *,
         special_tokens: Iterable[str] | None = None,
         pattern: str | None = "gpt2",
+        unmatched: Literal["keep", "drop", "error"] | None = None,
     ) -> Tokenizer:
         """A tokenizer from GPT-2's `encoder.json` + `vocab.bpe`, or HF's `vocab.json` + `merges.txt`
         (byte-level BPE). Merges apply in the file's order, as HF tokenizers does.
 
         special_tokens: tokens of vocab.json that are special (default: "<|endoftext|>" if present).
+        unmatched: for a regex pattern, what becomes of text it does not match (see `bytepair.train`).
         """
         from .formats import gpt2
 
-        return gpt2.load(vocab_json, merges_txt, special_tokens=special_tokens, pattern=pattern)
+        return gpt2.load(vocab_json, merges_txt, special_tokens=special_tokens, pattern=pattern, unmatched=unmatched)
 
     def save_hf(self, path: PathLike) -> None:
         r"""Writes a HF `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
@@ -325,11 +342,13 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         a Split regex; `lowercase` becomes a Lowercase normaliser. The decoder takes the markers off:
         BPEDecoder (suffix) or WordPiece (prefix), which put spaces back between words, for patterns that drop
         whitespace; otherwise Replace steps and Fuse, which give exactly `decode`. A custom regex is written as
-        a Split regex that keeps its matches and drops the text between them, as bytepair does. HF runs it with
-        Oniguruma, which reads the usual syntax (\s, \d, \p{..}, look-arounds) as bytepair's fancy-regex does,
-        but not every class alike: Oniguruma's \w also takes ² ³ ¹ ¼ ½ ¾ and not the zero-width (non-)joiners,
-        and its POSIX classes ([[:alpha:]], [[:punct:]]) are Unicode where bytepair's are ASCII. A pattern meant
-        for export is safest written with \p{L}, \p{N} and explicit sets.
+        a Split regex that keeps the text between its matches as pieces (Isolated; unmatched="keep" or "error")
+        or drops it (Removed, inverted; unmatched="drop"); a Split read from a HF file is written back as it was.
+        HF runs the regex with Oniguruma, which reads the usual syntax (\s, \d, \p{..}, look-arounds) as
+        bytepair does, but not all of it: Oniguruma's \w also takes ² ³ ¹ ¼ ½ ¾ and not the zero-width
+        (non-)joiners, ^ and $ are line anchors, POSIX classes ([[:alpha:]]) are Unicode, `{1,3}+` repeats the
+        repeat. A regex Oniguruma would read differently is refused (ValueError naming the construct): write it
+        with \p{L}, \p{N}, \s and explicit sets.
 
         Where HF differs from bytepair (ids never do, as long as bytepair can encode the text): without an
         unk_token, HF silently drops characters it has no token for, where bytepair raises ValueError; HF's
@@ -369,6 +388,10 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         special token starts another ("<a>" and "<a><b>"), bytepair (and HF) take the longest at a position,
         tiktoken may take the shorter one (it did in every run tried: "x<a><b>y" gave "<a>" then the text
         "<b>").
+
+        tiktoken keeps only what its pattern matches: a regex pattern made with unmatched="keep" is given to it
+        with an alternative that matches the rest (refused with ValueError when the regex can match the empty
+        string, where no such alternative is exact), and a HF Split step is refused.
         """
         from .formats import tiktoken
 
@@ -386,15 +409,23 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
 
         Char-level BPE (no ByteLevel step): the model's `unk_token`, `fuse_unk`, `continuing_subword_prefix`,
         `end_of_word_suffix` and `ignore_merges`; pre-tokenizer none, Whitespace (pattern "whitespace"),
-        WhitespaceSplit (pattern r"\S+"), BertPreTokenizer or Split with a regex (Isolated, or Removed with
-        invert; the regex is run by fancy-regex, which reads the usual syntax as Oniguruma does); no
-        normaliser or Lowercase. The file's decoder is not used: `decode` takes the `##`/`</w>` markers off,
+        WhitespaceSplit (pattern r"\S+"), BertPreTokenizer or Split; no normaliser or Lowercase.
+
+        A Split (in either kind of file, before ByteLevel in byte-level ones) cuts as HF's does, with every
+        behaviour (Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous) and `invert`, empty matches
+        included. Its regex is Oniguruma's, as HF reads it: bytepair rewrites it for its own engines where the
+        two differ (\w, \b, ^ and $, POSIX classes, `{n,m}+`, options in the middle of a group...) and refuses,
+        when the file is loaded, what it cannot run exactly (back-references, \K, \R, (?x), case-insensitive
+        non-ASCII or "ss"-like letter pairs...), naming it. `settings["split"]` shows a Split kept as such; one
+        that keeps (Isolated) or drops (inverted Removed) the text between matches of a regex read alike by both
+        is an ordinary regex pattern with `settings["unmatched"]` "keep" or "drop". The file's decoder is not used: `decode` takes the `##`/`</w>` markers off,
         and puts a space back between words when the pre-tokenizer drops whitespace (as HF's BPEDecoder and
         WordPiece decoders do); with no markers and a whitespace-dropping pre-tokenizer it joins the tokens
         without spaces, where HF (no decoder) joins them with one. Without an unk_token, HF
         drops characters it has no token for; bytepair raises ValueError naming the character.
 
-        Anything else — WordPiece/Unigram models, byte_fallback, dropout, other normalisers (NFKC,
+        Anything else — WordPiece/Unigram models, byte_fallback (except in a byte-level model with a token for
+        every byte, where it never acts), dropout, other normalisers (NFKC,
         BertNormalizer…) or pre-tokenizers (Metaspace, Digits, Punctuation…), a ByteLevel step with
         use_regex=True after a Split or Whitespace step, added tokens with lstrip/rstrip/single_word (or
         normalized=True under Lowercase), in byte-level and char-level files alike — raises ValueError naming it.
@@ -502,6 +533,7 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
     def settings(self) -> TokenizerSettings:
         """How the tokenizer cuts text: mode, pattern, lowercase, markers, unk_token, tie_break."""
         mode, pattern, regex, lowercase, prefix, suffix, unk, tie_break = self._core.settings()
+        unmatched, split = self._core.split_settings()
         return {
             "mode": cast('Literal["byte", "char"]', mode),
             "pattern": pattern if regex is None else regex,
@@ -510,6 +542,8 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
             "end_of_word_suffix": suffix,
             "unk_token": unk,
             "tie_break": tie_break,
+            "unmatched": unmatched,
+            "split": None if split is None else {"behavior": split[0], "invert": split[1]},
         }
 
     # -- growing and cutting down -----------------------------------------------------------------------
@@ -644,7 +678,7 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         parts.append(f"merges={len(self._core.merges())}")
         if self._specials:
             parts.append(f"special_tokens={self._specials!r}")
-        for key in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix", "unk_token"):
+        for key in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix", "unk_token", "unmatched", "split"):
             if s[key]:
                 parts.append(f"{key}={s[key]!r}")
         return f"Tokenizer({', '.join(parts)})"

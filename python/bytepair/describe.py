@@ -101,6 +101,11 @@ class Description:
         )
         pattern = s["pattern"]
         lines.append(f"pattern       {pattern if pattern is not None else 'none (each text is one word)'}")
+        if s.get("unmatched"):
+            lines.append(f"unmatched     {s['unmatched']} (text the regex does not match)")
+        split = s.get("split")
+        if split:
+            lines.append(f"split         HF Split, {split['behavior']}, invert={split['invert']}")
         extras = [
             f"{k}={s[k]!r}"
             for k in ("lowercase", "continuing_subword_prefix", "end_of_word_suffix", "unk_token", "tie_break")

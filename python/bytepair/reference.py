@@ -113,15 +113,24 @@ def lower(text: str) -> str:
     return "".join(c.lower() for c in text) if "\u03a3" in text else text.lower()
 
 
-def pre_tokenize(text: str, pattern: str | None = "gpt2") -> list[str]:
-    """Cuts text into words with a named pattern, a regex, or not at all (None).
+def pre_tokenize(text: str, pattern: str | None = "gpt2", unmatched: str = "keep") -> list[str]:
+    """Cuts text into words with a named pattern, a regex, or not at all (None). A regex's matches are words, and
+    so (unmatched="keep", the default) is each stretch of text between them; with "drop" that text is left out.
 
     >>> pre_tokenize("Hello  world!")
     ['Hello', ' ', ' world', '!']
+    >>> pre_tokenize("ab, cd!", "[a-z]+"), pre_tokenize("ab, cd!", "[a-z]+", unmatched="drop")
+    (['ab', ', ', 'cd', '!'], ['ab', 'cd'])
     """
     if pattern is None:
         return [text] if text else []
-    return [w for w in regex.findall(PATTERNS.get(pattern, pattern), text) if w]
+    if pattern in PATTERNS or unmatched == "drop":
+        return [w for w in regex.findall(PATTERNS.get(pattern, pattern), text) if w]
+    words, end = [], 0
+    for match in regex.finditer(pattern, text):
+        words += [text[end : match.start()], match.group()]
+        end = match.end()
+    return [w for w in [*words, text[end:]] if w]
 
 
 def split_special_tokens(text: str, special_tokens: Iterable[str], keep: bool = False) -> list[str]:

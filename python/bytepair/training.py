@@ -23,7 +23,7 @@ from typing import Any, Literal, cast, overload
 import regex
 
 from . import _core
-from ._checks import NAMED_PATTERNS, check_pattern, check_special_tokens, check_threads, thread_request
+from ._checks import check_pattern, check_special_tokens, check_threads, check_unmatched, thread_request
 from ._tokenizer import Tokenizer
 from .corpus import Corpus, corpus_files, corpus_items
 from .progress import show_progress
@@ -45,6 +45,7 @@ __all__ = [
 
 Mode = Literal["byte", "char"]
 TieBreak = Literal["first_seen", "hf", "lexicographic"]
+Unmatched = Literal["keep", "drop", "error"]
 MODES = ("byte", "char")
 TIE_BREAKS = ("first_seen", "hf", "lexicographic")
 
@@ -104,6 +105,9 @@ class TrainSettings:
     veto: Veto | None = None
     #: SuperBPE: the vocabulary size from which merges may cross whitespace (None: never).
     superwords_after: int | None = None
+    #: What a regex pattern does with the text it does not match; None for named patterns (and, as an argument,
+    #: "keep" for a regex: resolved when the settings are made).
+    unmatched: Unmatched | None = None
 
     def __post_init__(self) -> None:
         vocab_size = self.vocab_size
@@ -129,6 +133,8 @@ class TrainSettings:
             )
         check_threads(self.threads)
         check_pattern(self.pattern)
+        # The default for a regex is filled in here, so that the settings say what the tokenizer will do.
+        object.__setattr__(self, "unmatched", check_unmatched(self.unmatched, self.pattern))
         check_special_tokens(self.special_tokens)
         if not isinstance(self.lowercase, bool):
             raise TypeError(f"lowercase must be True or False, not {self.lowercase!r}")
@@ -303,7 +309,11 @@ def new_counts(settings: TrainSettings) -> _core.WordCounts:
     """An empty word counter with the settings' pattern, special tokens and normaliser (the trained tokenizer then
     encodes with the same ones: training and encoding cannot drift apart)."""
     return _core.WordCounts(
-        settings.pattern, list(settings.special_tokens), settings.lowercase, thread_request(settings.threads)
+        settings.pattern,
+        list(settings.special_tokens),
+        settings.lowercase,
+        thread_request(settings.threads),
+        settings.unmatched or "keep",
     )
 
 
@@ -355,7 +365,6 @@ def _count_with(
                     else f" (the pattern {pattern!r} matched none of its text)"
                 )
             )
-        _warn_if_the_pattern_drops_text(s.pattern, counts)
     return all_counts
 
 
@@ -486,6 +495,7 @@ def train(
     forbid_across: str | Iterable[str] = ...,
     veto: Veto | None = ...,
     superwords_after: int | None = ...,
+    unmatched: Unmatched | None = ...,
 ) -> Tokenizer: ...
 
 
@@ -512,6 +522,7 @@ def train(
     forbid_across: str | Iterable[str] = ...,
     veto: Veto | None = ...,
     superwords_after: int | None = ...,
+    unmatched: Unmatched | None = ...,
 ) -> list[Tokenizer]: ...
 
 
@@ -537,6 +548,7 @@ def train(
     forbid_across: str | Iterable[str] = (),
     veto: Veto | None = None,
     superwords_after: int | None = None,
+    unmatched: Unmatched | None = None,
 ) -> Tokenizer | list[Tokenizer]:
     """Trains a BPE tokenizer on a corpus.
 
@@ -551,7 +563,14 @@ def train(
     mode: "byte" — symbols are UTF-8 bytes shown with GPT-2's table, so any text can be encoded; or "char" —
         symbols are the characters seen in the corpus.
     pattern: pre-tokenization: "gpt2", "cl100k", "o200k", "whitespace" (HF's `\\w+|[^\\w\\s]+`), None (each text
-        is one word), or a regex.
+        is one word), or a regex (fancy-regex's syntax: look-arounds and possessive repeats are allowed). A regex
+        runs on a linear-time automaton unless it needs backtracking; either way a text may cost at most a fixed
+        amount of work per byte, beyond which ValueError names the pattern (a regex whose work grows with the
+        square of a run, such as `\\w+(?=\\s)|\\w` on a long word), and Ctrl-C stops it.
+    unmatched: what a regex pattern does with text it does not match: "keep" (the default: each stretch between
+        matches is a piece of its own, so no text is lost), "drop" (left out of training and of encoding, as
+        tiktoken does; decode(encode(text)) loses it) or "error" (ValueError naming the text). Only for a regex;
+        named patterns decide for themselves ("whitespace" drops whitespace, the others match everything).
     special_tokens: tokens that get the first ids; they are cut out of the training text and never merged.
     initial_alphabet: "all" (every byte; byte mode), "corpus" (only symbols seen), or characters to add to the
         symbols seen.
@@ -613,6 +632,7 @@ def train(
         forbid_across=forbid_across,
         veto=veto,
         superwords_after=superwords_after,
+        unmatched=unmatched,
     )
     if settings.superwords_after is not None:
         first_stage, tok = _train_superwords(corpus, settings, errors, stacklevel=2)
@@ -684,6 +704,7 @@ def train_from_counts(
     tie_break: TieBreak = "first_seen",
     threads: int | None = None,
     progress: bool | None = None,
+    unmatched: Unmatched | None = None,
 ) -> Tokenizer:
     """Trains from words counted elsewhere: `{word: count}`, in order of first appearance (the order matters
     for tie_break="first_seen"). Words are used as given — not pre-tokenized again — and `pattern` is what
@@ -712,6 +733,7 @@ def train_from_counts(
         tie_break=tie_break,
         threads=threads,
         progress=progress,
+        unmatched=unmatched,
     )
     items = _checked_counts(word_counts)
     counts = new_counts(settings)
@@ -747,23 +769,3 @@ def _checked_counts(word_counts: object) -> list[tuple[str, int]]:
             f"(the merges depend only on their ratios, up to ties)"
         )
     return items
-
-
-def _warn_if_the_pattern_drops_text(pattern: str | None, counts: _core.WordCounts) -> None:
-    """A custom pattern that leaves text out of every piece (r"[a-z]+" drops spaces, digits, capitals...): the
-    text it does not match is neither trained on nor encoded (as with tiktoken), and decode(encode(text)) loses
-    it. Said once, at training, with how much; the named patterns cover all text (except "whitespace", which
-    drops whitespace by design)."""
-    if pattern is None or pattern in NAMED_PATTERNS or not counts.bytes_seen:
-        return
-    text_bytes = counts.bytes_seen - counts.special_bytes()
-    kept = counts.word_bytes() / text_bytes if text_bytes > 0 else 1.0
-    if kept < 0.99:  # (lowercasing can change a few lengths)
-        warnings.warn(
-            f"the pattern {pattern!r} matched {kept:.1%} of the training text: the rest is in no piece, "
-            f"so it was not trained on, and encoding drops it too (decode(encode(text)) != text). If that "
-            f"is not what you want, make the pattern match every character (appending |\\s+|. to it "
-            f"does).",
-            RuntimeWarning,
-            stacklevel=5,  # _count_with, count_words or _train_superwords, train: the caller of train
-        )

@@ -78,6 +78,9 @@ pub(super) fn encode_pipelined<'py>(
     // always encoded, so every chunk before the first failing one is encoded and the error reported is the
     // first in text order, as when encoding one text after another.
     let failed = AtomicBool::new(false);
+    // Ctrl-C seen by this thread (inside a long custom-regex split, or between chunks) stops the helpers' loops
+    // too, not only their next claim.
+    let stop: std::sync::Arc<AtomicBool> = Default::default();
     let claim = || {
         if failed.load(Ordering::Relaxed) {
             return None;
@@ -87,7 +90,10 @@ pub(super) fn encode_pipelined<'py>(
     };
     let encode_chunk = |k: usize| {
         let result = guarded(|| {
-            tok.inner.encode_concatenated(chunks[k], policy).map_err(|e| {
+            crate::progress::sharing_stop(&stop, || tok.inner.encode_concatenated(chunks[k], policy)).map_err(|e| {
+                if e.kind == crate::error::ErrorKind::Interrupted {
+                    return e;
+                }
                 // Which text: the first of the chunk that fails alone (a chunk is at most a few hundred).
                 let j = chunks[k].iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);
                 naming_text(e, k * chunk + j, texts.len() > 1)
@@ -146,6 +152,7 @@ pub(super) fn encode_pipelined<'py>(
                         }
                         if failure.is_some() {
                             failed.store(true, Ordering::Relaxed);
+                            stop.store(true, Ordering::Relaxed);
                         }
                     }
                     Ok(_) => {}

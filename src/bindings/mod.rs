@@ -49,6 +49,18 @@ fn check_signals() -> Result<(), Error> {
     Python::attach(|py| py.check_signals()).map_err(|_| Error::interrupted())
 }
 
+/// Python's main thread, when bytepair was imported there: the only thread Python delivers Ctrl-C to.
+static MAIN_THREAD: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
+/// The Ctrl-C check of the core's long loops (`progress::Pulse`), which run on any thread: on Python's main
+/// thread it asks Python; elsewhere it does nothing (other threads learn of Ctrl-C through their job's stop
+/// flag). Never on a pool's thread: taking the GIL there could wait for a thread that holds it while it waits
+/// for the pool.
+fn check_signals_on_main_thread() -> Result<(), Error> {
+    let main = MAIN_THREAD.get().is_none_or(|id| *id == std::thread::current().id());
+    if main && rayon::current_thread_index().is_none() { check_signals() } else { Ok(()) }
+}
+
 /// Locks `mutex` where the GIL is released (inside `py.detach`).
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -67,6 +79,11 @@ fn lock_attached<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> std::sync::Mutex
 /// wraps it; `bytepair.Tokenizer` is the API.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let threading = m.py().import("threading")?;
+    if threading.call_method0("current_thread")?.is(&threading.call_method0("main_thread")?) {
+        let _ = MAIN_THREAD.set(std::thread::current().id());
+    }
+    crate::progress::set_signal_check(check_signals_on_main_thread);
     m.add_class::<word_counts::WordCounts>()?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;

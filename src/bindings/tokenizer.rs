@@ -8,7 +8,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 use super::batch::{self, borrow_texts, naming_text};
 use super::guarded;
 use crate::formats::{hf, native, tiktoken};
-use crate::pretokenize::Pattern;
+use crate::pretokenize::{Pattern, Unmatched};
 use crate::tokenizer::{SpecialPolicy, Tokenizer};
 
 /// (mode, pattern name, custom regex, lowercase, prefix, suffix, unk_token, tie_break)
@@ -44,9 +44,13 @@ impl CoreTokenizer {
             guarded(|| {
                 let pool = crate::thread_pool(threads)?;
                 // Every result, then the first error in text order (collecting into a Result would stop at
-                // whichever error a thread met first: a different message from one run to the next).
-                let results: Vec<_> =
-                    pool.install(|| texts.par_iter().map(|t| self.inner.encode(t, &policy)).collect());
+                // whichever error a thread met first: a different message from one run to the next). This
+                // thread waits checking for Ctrl-C, which stops the pool's threads too.
+                let stop = Default::default();
+                let encode = |t: &&str| crate::progress::sharing_stop(&stop, || self.inner.encode(t, &policy));
+                let results: Vec<_> = crate::progress::run_interruptible(&stop, || {
+                    pool.install(|| texts.par_iter().map(encode).collect::<Vec<_>>())
+                })?;
                 let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
@@ -218,15 +222,17 @@ impl CoreTokenizer {
         py.detach(|| guarded(|| self.inner.count(text, &policy)))
     }
 
-    /// A tokenizer from a tiktoken rank file; `specials` are (text, id).
+    /// A tokenizer from a tiktoken rank file; `specials` are (text, id); `unmatched` for a regex pattern.
     #[staticmethod]
+    #[pyo3(signature = (path, pattern, specials, unmatched="keep"))]
     fn from_tiktoken(
         py: Python<'_>,
         path: String,
         pattern: Option<&str>,
         specials: Vec<(String, u32)>,
+        unmatched: &str,
     ) -> PyResult<CoreTokenizer> {
-        let pattern = Pattern::from_name_or_regex(pattern);
+        let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(super::to_py)?);
         py.detach(|| guarded(|| crate::formats::tiktoken::load(&path, pattern, &specials).map(CoreTokenizer::new)))
     }
 
@@ -241,16 +247,18 @@ impl CoreTokenizer {
         py.detach(|| guarded(|| hf::save(&self.inner)))
     }
 
-    /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`.
+    /// A tokenizer from GPT-2 / HF `vocab.json` + `merges.txt`; `unmatched` for a regex pattern.
     #[staticmethod]
+    #[pyo3(signature = (vocab_path, merges_path, specials, pattern, unmatched="keep"))]
     fn from_gpt2(
         py: Python<'_>,
         vocab_path: String,
         merges_path: String,
         specials: Vec<String>,
         pattern: Option<&str>,
+        unmatched: &str,
     ) -> PyResult<CoreTokenizer> {
-        let pattern = Pattern::from_name_or_regex(pattern);
+        let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(super::to_py)?);
         py.detach(|| {
             guarded(|| {
                 crate::formats::gpt2::load(&vocab_path, &merges_path, &specials, pattern).map(CoreTokenizer::new)
@@ -299,6 +307,12 @@ impl CoreTokenizer {
         self.inner.pretokenizer.pattern.regex_source().map(String::from)
     }
 
+    /// The regex a `tiktoken.Encoding` needs to cut text as this tokenizer does (see
+    /// `PreTokenizer::tiktoken_regex`).
+    fn tiktoken_pattern(&self) -> PyResult<String> {
+        guarded(|| self.inner.pretokenizer.tiktoken_regex())
+    }
+
     /// The tokenizer as a tiktoken rank file (see `formats::tiktoken`).
     fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
         py.detach(|| guarded(|| tiktoken::save(&self.inner)))
@@ -319,7 +333,7 @@ impl CoreTokenizer {
             v.style.mode.name().to_string(),
             pattern.name().map(String::from),
             match pattern {
-                Pattern::Custom(regex) => Some(regex.clone()),
+                Pattern::Custom { regex, .. } | Pattern::HfSplit { regex, .. } => Some(regex.clone()),
                 _ => None,
             },
             self.inner.lowercase,
@@ -328,6 +342,17 @@ impl CoreTokenizer {
             v.unk.map(|id| v.tokens[id as usize].display.clone()),
             self.inner.tie_break.map(|t| t.name().to_string()),
         )
+    }
+
+    /// What the pattern does beyond its matches: (unmatched, for a custom regex: "keep", "drop" or "error";
+    /// (behavior, invert) for a HF Split step).
+    fn split_settings(&self) -> (Option<&'static str>, Option<(&'static str, bool)>) {
+        let pattern = &self.inner.pretokenizer.pattern;
+        let split = match pattern {
+            Pattern::HfSplit { behavior, invert, .. } => Some((behavior.name(), *invert)),
+            _ => None,
+        };
+        (pattern.unmatched().map(Unmatched::name), split)
     }
 
     /// Number of special tokens and of base symbols (they take the first ids).

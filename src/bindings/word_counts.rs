@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use super::fasta::sequence_options;
 use super::{check_signals, guarded, lock, lock_attached, to_py};
 use crate::formats::fasta;
-use crate::pretokenize::Pattern;
+use crate::pretokenize::{Pattern, Unmatched};
 use crate::progress::Progress;
 use crate::train::counts::{Utf8Errors, WordCounter};
 use crate::train::dna::{self, SequenceStats};
@@ -37,9 +37,15 @@ impl WordCounts {
 #[pymethods]
 impl WordCounts {
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0))]
-    fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool, threads: usize) -> PyResult<Self> {
-        let pattern = Pattern::from_name_or_regex(pattern);
+    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0, unmatched="keep"))]
+    fn new(
+        pattern: Option<&str>,
+        special_tokens: Vec<String>,
+        lowercase: bool,
+        threads: usize,
+        unmatched: &str,
+    ) -> PyResult<Self> {
+        let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(to_py)?);
         let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
         let progress = Mutex::new(Progress::new(false, None, check_signals));
         Ok(WordCounts { counter: Mutex::new(counter), progress })
@@ -150,8 +156,11 @@ impl WordCounts {
         guarded(|| words.iter().try_for_each(|(word, count)| counter.add_counted_word(word, *count)))
     }
 
-    fn __len__(&self, py: Python<'_>) -> usize {
-        self.counter_attached(py).words().map(|w| w.len()).unwrap_or(0)
+    /// Number of distinct words. Counting's errors surface here at the latest (a batch's counts are folded in
+    /// with the next one's, or when asked for): taking one for "no words" told a pattern that failed on the text
+    /// as "the corpus is empty".
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        guarded(|| Ok(self.counter_attached(py).words()?.len()))
     }
 
     /// Number of counting threads.

@@ -2,12 +2,15 @@
 //! written (`save`) so that `tokenizers` and `transformers` load it with bytepair's ids.
 //!
 //! Read: byte-level BPE (the ByteLevel pre-tokenizer, alone or after a Split regex or Whitespace; an optional
-//! Lowercase normaliser; `ignore_merges`) and char-level BPE (no ByteLevel step: the model's `unk_token`,
-//! `fuse_unk`, `continuing_subword_prefix`, `end_of_word_suffix`, `ignore_merges`; pre-tokenizer none,
-//! Whitespace, WhitespaceSplit, BertPreTokenizer or a Split regex; no normaliser or Lowercase). Added tokens
-//! become special tokens. Anything that would give other ids than HF is refused, naming it: other models,
-//! normalisers and pre-tokenizers, byte_fallback, dropout, added tokens with lstrip/rstrip/single_word (or
-//! normalized under Lowercase). The file's decoder, post-processor, padding and truncation are not used.
+//! Lowercase normaliser; `ignore_merges`; `byte_fallback` when every byte has a token, where it never acts) and
+//! char-level BPE (no ByteLevel step: the model's `unk_token`, `fuse_unk`, `continuing_subword_prefix`,
+//! `end_of_word_suffix`, `ignore_merges`; pre-tokenizer none, Whitespace, WhitespaceSplit, BertPreTokenizer or a
+//! Split regex; no normaliser or Lowercase). A Split keeps its Oniguruma regex, behaviour and `invert`, and
+//! splits as HF does (`pretokenize::split`, `pretokenize::oniguruma`). Added tokens become special tokens.
+//! Anything that would give other ids than HF is refused, naming it: other models, normalisers and
+//! pre-tokenizers, Split regexes bytepair cannot run as Oniguruma does, byte_fallback that would act, dropout,
+//! added tokens with lstrip/rstrip/single_word (or normalized under Lowercase). The file's decoder,
+//! post-processor, padding and truncation are not used.
 //!
 //! The document is walked as a `serde_json::Value` (its structure is open: unknown keys and types are
 //! allowed or refused one by one, and messages show values as Python's `repr` does, since the user is in
@@ -20,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::explicit_ids::{self, CharModel, MergesIn};
 use crate::error::{Error, Result, py_repr};
-use crate::pretokenize::{self, Pattern};
+use crate::pretokenize::{self, Behavior, Pattern, Unmatched, oniguruma};
 use crate::tokenizer::Tokenizer;
 use crate::vocab::Mode;
 
@@ -30,8 +33,7 @@ const SUPPORTED: &str = "bytepair reads BPE tokenizer.json files: byte-level, or
 
 /// What char-level files may use as pre-tokenizer.
 const CHAR_PRE_TOKENIZERS: &str = "for char-level BPE bytepair supports no pre-tokenizer, Whitespace, \
-                                   WhitespaceSplit, BertPreTokenizer, or Split with a regex (behavior Isolated, \
-                                   or Removed)";
+                                   WhitespaceSplit, BertPreTokenizer, or Split";
 
 /// Reads a tokenizer.json.
 pub fn load(path: &str) -> Result<Tokenizer> {
@@ -77,12 +79,12 @@ pub fn save(tok: &Tokenizer) -> Result<String> {
                      byte-level with continuing_subword_prefix/end_of_word_suffix",
                 ));
             }
-            let (pre_tokenizer, decoder) = byte_level_steps(&tok.pretokenizer.pattern);
+            let (pre_tokenizer, decoder) = byte_level_steps(&tok.pretokenizer.pattern)?;
             let post_processor = ByteLevel { add_prefix_space: false, trim_offsets: false, use_regex: false };
             (pre_tokenizer, Some(PostProcessor::ByteLevel(post_processor)), decoder)
         }
         Mode::Char => {
-            let (pre_tokenizer, decoder) = char_level_steps(&tok.pretokenizer.pattern, &style.prefix, &style.suffix);
+            let (pre_tokenizer, decoder) = char_level_steps(&tok.pretokenizer.pattern, &style.prefix, &style.suffix)?;
             (pre_tokenizer, None, decoder)
         }
     };
@@ -260,27 +262,45 @@ fn nonempty(marker: &Option<String>) -> Option<&str> {
 fn word_splitter(pattern: &Pattern) -> Option<PreTokenizer> {
     match pattern {
         Pattern::Whitespace => Some(PreTokenizer::Whitespace),
-        Pattern::Custom(regex) if regex == pretokenize::WHITESPACE_SPLIT => Some(PreTokenizer::WhitespaceSplit),
-        Pattern::Custom(regex) if regex == pretokenize::BERT => Some(PreTokenizer::Bert),
+        Pattern::Custom { regex, unmatched: Unmatched::Drop } if regex == pretokenize::WHITESPACE_SPLIT => {
+            Some(PreTokenizer::WhitespaceSplit)
+        }
+        Pattern::Custom { regex, unmatched: Unmatched::Drop } if regex == pretokenize::BERT => Some(PreTokenizer::Bert),
         _ => None,
     }
 }
 
-/// A Split step on the pattern's regex. Isolated for the patterns that match all of any text (gpt2, cl100k,
-/// o200k); otherwise the pieces are the regex's matches and the text between them is dropped, as bytepair
-/// (and tiktoken) drop it: HF's inverted Removed (its Isolated would keep that text as pieces).
-fn split(pattern: &Pattern) -> PreTokenizer {
-    let regex = hf_regex(pattern.regex_source().unwrap_or_default());
-    let isolated = matches!(pattern, Pattern::Gpt2 | Pattern::Cl100k | Pattern::O200k);
-    PreTokenizer::Split {
-        pattern: Regex { regex },
-        behavior: if isolated { "Isolated" } else { "Removed" },
-        invert: !isolated,
-    }
+/// A Split step that cuts text as `pattern` does. The named patterns match all of any text: Isolated. A custom
+/// regex: Isolated when the text it does not match is kept (or refused: HF cannot refuse, and keeps it), the
+/// inverted Removed when it is dropped (the pieces are the matches). A HF Split is written back as it was read.
+/// A custom regex that Oniguruma, HF's engine, would read differently is refused, naming the construct.
+fn split(pattern: &Pattern) -> Result<PreTokenizer> {
+    let (regex, behavior, invert) = match pattern {
+        Pattern::Custom { regex, unmatched } => {
+            let differs = match oniguruma::translate(regex) {
+                Ok(translation) => translation.differs,
+                Err(reason) => Some(reason),
+            };
+            if let Some(construct) = differs {
+                return Err(Error::value(format!(
+                    "save_hf cannot write the pattern {}: HF tokenizers runs a Split regex with Oniguruma, which \
+                     reads it differently ({construct}), so HF would give other ids. Write the pattern so that both \
+                     read it alike: \\p{{L}}, \\p{{N}}, \\s, \\d and explicit classes are read alike; \\w, \\b, \
+                     ^, $, POSIX classes and counted repeats followed by + or ? are not",
+                    crate::error::py_repr_cut(regex, pretokenize::engine::SHOWN_CHARS)
+                )));
+            }
+            let behavior = if *unmatched == Unmatched::Drop { Behavior::Removed } else { Behavior::Isolated };
+            (regex.clone(), behavior, *unmatched == Unmatched::Drop)
+        }
+        Pattern::HfSplit { regex, behavior, invert } => (regex.clone(), *behavior, *invert),
+        named => (hf_regex(named.regex_source().unwrap_or_default()), Behavior::Isolated, false),
+    };
+    Ok(PreTokenizer::Split { pattern: Regex { regex }, behavior: behavior.name(), invert })
 }
 
 /// Pre-tokenizer and decoder of a byte-level tokenizer.
-fn byte_level_steps(pattern: &Pattern) -> (Option<PreTokenizer>, Decoder<'static>) {
+fn byte_level_steps(pattern: &Pattern) -> Result<(Option<PreTokenizer>, Decoder<'static>)> {
     let byte_level =
         |use_regex| PreTokenizer::ByteLevel(ByteLevel { add_prefix_space: false, trim_offsets: true, use_regex });
     let pre_tokenizer = match pattern {
@@ -290,12 +310,12 @@ fn byte_level_steps(pattern: &Pattern) -> (Option<PreTokenizer>, Decoder<'static
         Pattern::Whitespace => {
             PreTokenizer::Sequence { pretokenizers: vec![PreTokenizer::Whitespace, byte_level(false)] }
         }
-        _ => PreTokenizer::Sequence { pretokenizers: vec![split(pattern), byte_level(false)] },
+        _ => PreTokenizer::Sequence { pretokenizers: vec![split(pattern)?, byte_level(false)] },
     };
-    (
+    Ok((
         Some(pre_tokenizer),
         Decoder::ByteLevel(ByteLevel { add_prefix_space: false, trim_offsets: true, use_regex: false }),
-    )
+    ))
 }
 
 /// Pre-tokenizer and decoder of a char-level tokenizer. The decoder takes the markers off: BPEDecoder (suffix)
@@ -305,12 +325,15 @@ fn char_level_steps<'a>(
     pattern: &Pattern,
     prefix: &'a Option<String>,
     suffix: &'a Option<String>,
-) -> (Option<PreTokenizer>, Decoder<'a>) {
+) -> Result<(Option<PreTokenizer>, Decoder<'a>)> {
     let word_splitter = word_splitter(pattern);
     let splits_words = word_splitter.is_some();
     let pre_tokenizer = match pattern {
         Pattern::None => None,
-        _ => Some(word_splitter.unwrap_or_else(|| split(pattern))),
+        _ => Some(match word_splitter {
+            Some(step) => step,
+            None => split(pattern)?,
+        }),
     };
     let (prefix, suffix) = (nonempty(prefix), nonempty(suffix));
     let strip_prefix =
@@ -334,7 +357,7 @@ fn char_level_steps<'a>(
         }
     }
     let decoder = if decoders.len() == 1 { decoders.remove(0) } else { Decoder::Sequence { decoders } };
-    (pre_tokenizer, decoder)
+    Ok((pre_tokenizer, decoder))
 }
 
 /// A pattern in the form HF's regex engine reads the same way: Oniguruma takes "{1,3}+" for a repeated
@@ -573,6 +596,9 @@ impl Reader<'_> {
                 return Err(self.unsupported(what, SUPPORTED));
             }
         }
+        // The ByteLevel step turns text into the 256 byte characters: byte_fallback acts only on one of them
+        // without a token (checked below, once the vocabulary is read).
+        let byte_fallback = flag(model, "byte_fallback");
         let normalizer = get(doc, "normalizer");
         let lowercase = matches!(normalizer, Value::Object(n) if n.len() == 1 && is(n, "type", "Lowercase"));
         if !normalizer.is_null() && !lowercase {
@@ -625,9 +651,19 @@ impl Reader<'_> {
             &parts.specials,
         )?;
         vocab.whole_pieces = flag(model, "ignore_merges");
+        if byte_fallback && let Some(byte) = vocab.byte_ids().and_then(|ids| ids.iter().position(|&id| id == u32::MAX))
+        {
+            let what = format!(
+                "model.byte_fallback=True with a ByteLevel pre-tokenizer and no token for byte 0x{byte:02X} (HF would \
+                 look for <0x..> tokens of that character's UTF-8 bytes; with every byte in the vocabulary, \
+                 byte_fallback never acts and is accepted)"
+            );
+            return Err(self.unsupported(what, SUPPORTED));
+        }
         let mut names = parts.specials;
         names.sort_by_key(|s| vocab.by_display[s]);
-        Tokenizer::new(vocab, pattern, lowercase, &names)
+        // (A Split's regex is built here: an error names the file.)
+        Tokenizer::new(vocab, pattern, lowercase, &names).map_err(|e| self.value_error(e.message))
     }
 
     /// A char-level BPE tokenizer; `steps` are the pre-tokenizer's.
@@ -673,7 +709,8 @@ impl Reader<'_> {
         vocab.whole_pieces = flag(model, "ignore_merges");
         let mut names = parts.specials;
         names.sort_by_key(|s| vocab.by_display[s]);
-        Tokenizer::new(vocab, pattern, lowercase, &names)
+        // (A Split's regex is built here: an error names the file.)
+        Tokenizer::new(vocab, pattern, lowercase, &names).map_err(|e| self.value_error(e.message))
     }
 
     /// Whether a char-level file's normaliser is Lowercase (else none); any other is refused.
@@ -730,8 +767,8 @@ impl Reader<'_> {
         match get(step, "type") {
             Value::String(kind) => match kind.as_str() {
                 "Whitespace" => Ok(Pattern::Whitespace),
-                "WhitespaceSplit" => Ok(Pattern::Custom(pretokenize::WHITESPACE_SPLIT.to_string())),
-                "BertPreTokenizer" => Ok(Pattern::Custom(pretokenize::BERT.to_string())),
+                "WhitespaceSplit" => Ok(Pattern::dropping(pretokenize::WHITESPACE_SPLIT)),
+                "BertPreTokenizer" => Ok(Pattern::dropping(pretokenize::BERT)),
                 "Split" => self.split_pattern(step, CHAR_PRE_TOKENIZERS),
                 _ => Err(self.unsupported(format!("pre-tokenizer {}", py_repr(kind)), CHAR_PRE_TOKENIZERS)),
             },
@@ -739,38 +776,59 @@ impl Reader<'_> {
         }
     }
 
-    /// The pattern (whose matches are the pieces, the rest dropped) that splits text as a HF Split step does.
+    /// The pattern that splits text as a HF Split step does: a named pattern when the regex is one of theirs in
+    /// the form HF reads as they are meant (they match all of any text, so keeping or dropping the text between
+    /// matches is the same), a custom regex when Oniguruma and bytepair read it alike and the step keeps (Isolated)
+    /// or drops (inverted Removed) the text between matches, else the Split itself. A regex bytepair cannot run
+    /// as Oniguruma does is refused, naming the construct.
     fn split_pattern(&self, step: &Map<String, Value>, supported: &str) -> Result<Pattern> {
         let pattern = get(step, "pattern");
-        let text = |key: &str| pattern.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
-        let regex = match (text("Regex"), text("String")) {
-            (Some(regex), _) => regex.to_string(),
-            (None, Some(literal)) => onig_escape(literal),
+        let regex = match (pattern.get("Regex"), pattern.get("String")) {
+            (Some(Value::String(regex)), None) => regex.clone(),
+            // HF escapes a String pattern and runs it as a regex.
+            (None, Some(Value::String(literal))) => onig_escape(literal),
             _ => return Err(self.unsupported(format!("Split pattern {}", py(pattern)), supported)),
         };
-        // The named patterns, in their own form and in the one save writes (see `hf_regex`).
+        let behavior = match get(step, "behavior") {
+            Value::String(name) => Behavior::parse(name),
+            _ => None,
+        };
+        let Some(behavior) = behavior else {
+            let what = format!("Split behavior {}", py(get(step, "behavior")));
+            return Err(self.unsupported(
+                what,
+                "HF's behaviors are Removed, Isolated, MergedWithPrevious, \
+                                               MergedWithNext and Contiguous",
+            ));
+        };
+        let invert = match step.get("invert") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(invert)) => *invert,
+            Some(other) => {
+                return Err(self.value_error(format!("Split invert must be true or false, not {}", py(other))));
+            }
+        };
+        let keeps_gaps = behavior == Behavior::Isolated && !invert;
+        let drops_gaps = behavior == Behavior::Removed && invert;
         let named = [
             (pretokenize::GPT2, Pattern::Gpt2),
             (pretokenize::CL100K, Pattern::Cl100k),
             (pretokenize::O200K, Pattern::O200k),
-            (pretokenize::WHITESPACE, Pattern::Whitespace),
         ]
         .into_iter()
-        .find(|(source, _)| regex == *source || regex == hf_regex(source))
+        // (cl100k's own form has `{1,3}+`, which Oniguruma reads as a repeated repeat: only the form save
+        // writes is cl100k.)
+        .find(|(source, _)| regex == hf_regex(source))
         .map(|(_, pattern)| pattern);
-        let gaps = format!(r"(?:(?!(?:{regex}))[\s\S])+"); // a run of text where the regex does not match
-        match get(step, "behavior") {
-            // The pieces are the matches, as in bytepair.
-            Value::String(b) if b == "Removed" && flag(step, "invert") => Ok(named.unwrap_or(Pattern::Custom(regex))),
-            // The pieces are the matches and the text between them (gpt2, cl100k and o200k match all of any text).
-            Value::String(b) if b == "Isolated" => Ok(match named {
-                Some(p @ (Pattern::Gpt2 | Pattern::Cl100k | Pattern::O200k)) => p,
-                _ => Pattern::Custom(format!("(?:{regex})|{gaps}")),
-            }),
-            // The pieces are the text between matches.
-            Value::String(b) if b == "Removed" => Ok(Pattern::Custom(gaps)),
-            other => Err(self.unsupported(format!("Split behavior {}", py(other)), supported)),
+        if let Some(named) = named.filter(|_| keeps_gaps || drops_gaps) {
+            return Ok(named);
         }
+        let translation = oniguruma::translate(&regex).map_err(|reason| self.value_error(reason))?;
+        Ok(match translation.differs {
+            None if keeps_gaps => Pattern::Custom { regex, unmatched: Unmatched::Keep },
+            None if drops_gaps => Pattern::Custom { regex, unmatched: Unmatched::Drop },
+            _ => Pattern::HfSplit { regex, behavior, invert },
+        })
     }
 
     /// Every token (model vocabulary and added tokens) → id, the merges, and the added tokens, checked so that
@@ -930,9 +988,16 @@ mod tests {
 
     #[test]
     fn byte_level_round_trip() {
-        for pattern in
-            [Pattern::Gpt2, Pattern::Cl100k, Pattern::None, Pattern::Whitespace, Pattern::Custom(r"\S+".into())]
-        {
+        for pattern in [
+            Pattern::Gpt2,
+            Pattern::Cl100k,
+            Pattern::None,
+            Pattern::Whitespace,
+            Pattern::Custom { regex: r"\S+".into(), unmatched: Unmatched::Keep },
+            Pattern::dropping(r"\S+"),
+            Pattern::HfSplit { regex: r"\s*".into(), behavior: Behavior::MergedWithNext, invert: true },
+            Pattern::HfSplit { regex: r"\w+".into(), behavior: Behavior::Isolated, invert: false },
+        ] {
             let style = SymbolStyle { mode: Mode::Byte, prefix: None, suffix: None };
             let tok = trained(style, None, pattern, true);
             let back = assert_round_trip(&tok);
@@ -1086,6 +1151,60 @@ mod tests {
             merges[5] = serde_json::json!(["zz", "q"]);
         });
         assert_eq!(message, "'b.json': model.merges[5]: 'zz' is not in model.vocab");
+    }
+
+    /// A byte-level document (trained on `WORDS`, vocab 270) whose pre-tokenizer is `Split` then ByteLevel.
+    fn with_split(regex: &str, behavior: &str, invert: bool) -> Value {
+        let style = SymbolStyle { mode: Mode::Byte, prefix: None, suffix: None };
+        let mut doc: Value = serde_json::from_str(&save(&trained(style, None, Pattern::None, false)).unwrap()).unwrap();
+        doc["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": regex}, "behavior": behavior, "invert": invert},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]});
+        doc
+    }
+
+    #[test]
+    fn a_split_is_read_as_the_pattern_that_cuts_as_it_does() {
+        let read = |regex: &str, behavior: &str, invert: bool| {
+            load_str(&with_split(regex, behavior, invert).to_string(), "s.json").unwrap().pretokenizer.pattern
+        };
+        // The named patterns in the form save writes them (they match all text: keeping or dropping the rest is
+        // the same).
+        assert_eq!(read(pretokenize::GPT2, "Isolated", false), Pattern::Gpt2);
+        assert_eq!(read(&hf_regex(pretokenize::CL100K), "Removed", true), Pattern::Cl100k);
+        // cl100k as tiktoken writes it reads otherwise in Oniguruma (`{1,3}+` repeats the repeat).
+        assert!(matches!(read(pretokenize::CL100K, "Isolated", false), Pattern::HfSplit { .. }));
+        // A regex both engines read alike, kept or dropped between matches: bytepair's own pattern.
+        assert_eq!(
+            read(r"\s+", "Isolated", false),
+            Pattern::Custom { regex: r"\s+".into(), unmatched: Unmatched::Keep }
+        );
+        assert_eq!(read(r"\s+", "Removed", true), Pattern::dropping(r"\s+"));
+        // Otherwise the Split itself.
+        let split = Pattern::HfSplit { regex: r"\s*".into(), behavior: Behavior::Contiguous, invert: false };
+        assert_eq!(read(r"\s*", "Contiguous", false), split);
+        let split = Pattern::HfSplit { regex: r"\w+".into(), behavior: Behavior::Removed, invert: true };
+        assert_eq!(read(r"\w+", "Removed", true), split);
+        let message = load_str(&with_split(r"(a)\1", "Isolated", false).to_string(), "s.json").unwrap_err().message;
+        assert!(message.starts_with("'s.json': the Split regex '(a)\\\\1' uses '\\1'"), "{message}");
+    }
+
+    #[test]
+    fn save_refuses_a_custom_regex_oniguruma_reads_differently() {
+        let style = SymbolStyle { mode: Mode::Byte, prefix: None, suffix: None };
+        let pattern = Pattern::Custom { regex: r"\w+|\s+".into(), unmatched: Unmatched::Keep };
+        let message = save(&trained(style, None, pattern, false)).unwrap_err().message;
+        assert!(message.starts_with(r"save_hf cannot write the pattern '\\w+|\\s+'"), "{message}");
+    }
+
+    #[test]
+    fn byte_fallback_is_taken_only_where_it_cannot_act() {
+        let mut doc = with_split(r"\s+", "Isolated", false);
+        doc["model"]["byte_fallback"] = true.into();
+        assert!(load_str(&doc.to_string(), "b.json").is_ok(), "every byte has a token");
+        doc["model"]["vocab"].as_object_mut().unwrap().shift_remove("Ā").unwrap(); // byte 0x00
+        let message = load_str(&doc.to_string(), "b.json").unwrap_err().message;
+        assert!(message.contains("byte_fallback=True with a ByteLevel pre-tokenizer and no token for byte 0x00"));
     }
 
     #[test]

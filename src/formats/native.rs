@@ -25,15 +25,18 @@
 //! ```
 //!
 //! Ids are not stored: they follow from the order (specials, alphabet sorted by code point, then each merge
-//! whose result is a new string), so a file cannot contradict itself. `pattern` is a name, `null` (no split)
-//! or `{"regex": "..."}`. The count of a merge is omitted when unknown (tokenizers not trained here).
+//! whose result is a new string), so a file cannot contradict itself. `pattern` is a name, `null` (no split),
+//! `{"regex": "..."}` (then `"unmatched"` says what becomes of the text it does not match: "keep", "drop" or
+//! "error"; files written before the setting have none and read as "drop", what they were made with), or
+//! `{"hf_split": {"regex": "...", "behavior": "Isolated", "invert": false}}` (a HF tokenizer.json's Split step,
+//! its regex in Oniguruma's syntax). The count of a merge is omitted when unknown (tokenizers not trained here).
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::explicit_ids;
 use crate::error::{Error, Result, py_repr};
-use crate::pretokenize::Pattern;
+use crate::pretokenize::{Behavior, Pattern, Unmatched};
 use crate::tokenizer::Tokenizer;
 use crate::train::TieBreak;
 use crate::vocab::{Mode, SymbolStyle, Vocab};
@@ -58,10 +61,18 @@ pub fn save(tok: &Tokenizer) -> String {
     out.push_str(&format!("  \"mode\": {},\n", json(v.style.mode.name())));
     let pattern = match (&tok.pretokenizer.pattern, tok.pretokenizer.pattern.name()) {
         (_, Some(name)) => json(name),
-        (Pattern::Custom(regex), None) => format!("{{\"regex\": {}}}", json(regex)),
+        (Pattern::Custom { regex, .. }, None) => format!("{{\"regex\": {}}}", json(regex)),
+        (Pattern::HfSplit { regex, behavior, invert }, None) => format!(
+            "{{\"hf_split\": {{\"regex\": {}, \"behavior\": {}, \"invert\": {invert}}}}}",
+            json(regex),
+            json(behavior.name())
+        ),
         _ => "null".to_string(),
     };
     out.push_str(&format!("  \"pattern\": {pattern},\n"));
+    if let Some(unmatched) = tok.pretokenizer.pattern.unmatched() {
+        out.push_str(&format!("  \"unmatched\": {},\n", json(unmatched.name())));
+    }
     out.push_str(&format!("  \"lowercase\": {},\n", tok.lowercase));
     out.push_str(&format!("  \"continuing_subword_prefix\": {},\n", json_opt(v.style.prefix.as_deref())));
     out.push_str(&format!("  \"end_of_word_suffix\": {},\n", json_opt(v.style.suffix.as_deref())));
@@ -131,6 +142,8 @@ struct File {
     version: u64,
     mode: String,
     pattern: Value,
+    /// What a regex pattern does with the text it does not match; absent in files written before the setting.
+    unmatched: Option<String>,
     lowercase: bool,
     continuing_subword_prefix: Option<String>,
     end_of_word_suffix: Option<String>,
@@ -162,18 +175,7 @@ pub fn load(text: &str, source: &str) -> Result<Tokenizer> {
         )));
     }
     let mode = Mode::parse(&file.mode).map_err(|e| bad(e.message))?;
-    let pattern = match &file.pattern {
-        Value::Null => Pattern::None,
-        Value::String(name) => match Pattern::from_name_or_regex(Some(name)) {
-            Pattern::Custom(_) => return Err(bad(format!("unknown pattern name {name:?}"))),
-            p => p,
-        },
-        Value::Object(map) => match map.get("regex") {
-            Some(Value::String(regex)) => Pattern::Custom(regex.clone()),
-            _ => return Err(bad("\"pattern\" must be a name, null, or {\"regex\": \"...\"}".to_string())),
-        },
-        _ => return Err(bad("\"pattern\" must be a name, null, or {\"regex\": \"...\"}".to_string())),
-    };
+    let pattern = pattern(&file).map_err(bad)?;
     let tie_break = file.tie_break.as_deref().map(TieBreak::parse).transpose().map_err(|e| bad(e.message))?;
     if let Some(tokens) = &file.tokens {
         let mut tok = explicit_from_file(&file, tokens, pattern, source).map_err(|e| bad(e.message))?;
@@ -217,6 +219,43 @@ pub fn load(text: &str, source: &str) -> Result<Tokenizer> {
         return Err(bad("some merges have counts and others do not: give all or none".to_string()));
     };
     Ok(tok)
+}
+
+/// The file's pattern, or what is wrong with it.
+fn pattern(file: &File) -> std::result::Result<Pattern, String> {
+    const SHAPES: &str = "\"pattern\" must be a name, null, {\"regex\": \"...\"} or {\"hf_split\": {\"regex\": ..., \"behavior\": ..., \
+         \"invert\": ...}}";
+    let unmatched = file.unmatched.as_deref().map(Unmatched::parse).transpose().map_err(|e| e.message)?;
+    let pattern = match &file.pattern {
+        Value::Null => Pattern::None,
+        Value::String(name) => match Pattern::from_name_or_regex(Some(name), Unmatched::Drop) {
+            Pattern::Custom { .. } => return Err(format!("unknown pattern name {name:?}")),
+            p => p,
+        },
+        Value::Object(map) if map.len() == 1 => match (map.get("regex"), map.get("hf_split")) {
+            // Files from before the setting drop the text the regex does not match: they were trained so.
+            (Some(Value::String(regex)), _) => {
+                return Ok(Pattern::Custom { regex: regex.clone(), unmatched: unmatched.unwrap_or(Unmatched::Drop) });
+            }
+            (_, Some(Value::Object(split))) => {
+                let regex = split.get("regex").and_then(Value::as_str);
+                let behavior = split.get("behavior").and_then(Value::as_str).and_then(Behavior::parse);
+                let invert = split.get("invert").and_then(Value::as_bool);
+                match (regex, behavior, invert, split.len()) {
+                    (Some(regex), Some(behavior), Some(invert), 3) => {
+                        Pattern::HfSplit { regex: regex.to_string(), behavior, invert }
+                    }
+                    _ => return Err(format!("{SHAPES}; its \"hf_split\" is {}", Value::Object(split.clone()))),
+                }
+            }
+            _ => return Err(SHAPES.to_string()),
+        },
+        _ => return Err(SHAPES.to_string()),
+    };
+    match unmatched {
+        Some(_) => Err("\"unmatched\" applies to a \"pattern\" that is {\"regex\": \"...\"} only".to_string()),
+        None => Ok(pattern),
+    }
 }
 
 /// The variant for vocabularies with ids of their own.
@@ -338,6 +377,40 @@ mod tests {
     use crate::train::{Alphabet, Silent, TrainConfig, train};
 
     #[test]
+    fn patterns_keep_what_becomes_of_unmatched_text_and_hf_splits() {
+        let config = TrainConfig {
+            vocab_size: 270,
+            style: SymbolStyle { mode: Mode::Byte, prefix: None, suffix: None },
+            special_tokens: vec![],
+            unk_token: None,
+            alphabet: Alphabet::All,
+            limit_alphabet: None,
+            min_frequency: 0,
+            max_token_length: None,
+            tie_break: TieBreak::FirstSeen,
+        };
+        let vocab = train(&[("hello", 5), (" world", 3)], &config, &mut Silent).unwrap().vocab;
+        for pattern in [
+            Pattern::Custom { regex: "[a-z]+".into(), unmatched: Unmatched::Error },
+            Pattern::dropping("[a-z]+"),
+            Pattern::HfSplit { regex: r"\s*".into(), behavior: Behavior::MergedWithPrevious, invert: true },
+        ] {
+            let tok = Tokenizer::new(vocab.clone(), pattern.clone(), false, &[]).unwrap();
+            let text = save(&tok);
+            assert_eq!(load(&text, "t").unwrap().pretokenizer.pattern, pattern, "{text}");
+            if pattern.unmatched().is_some() {
+                // Written before the setting existed: the text its regex does not match was dropped.
+                let old = text.lines().filter(|l| !l.contains("\"unmatched\"")).collect::<Vec<_>>().join("\n");
+                assert_eq!(load(&old, "t").unwrap().pretokenizer.pattern, Pattern::dropping("[a-z]+"));
+            } else {
+                let wrong = text.replace("\"pattern\": {", "\"unmatched\": \"keep\",\n  \"pattern\": {");
+                let message = load(&wrong, "t").unwrap_err().message;
+                assert!(message.contains("\"unmatched\" applies to a \"pattern\" that is {\"regex\""), "{message}");
+            }
+        }
+    }
+
+    #[test]
     fn round_trip_is_exact() {
         let config = TrainConfig {
             vocab_size: 300,
@@ -352,7 +425,8 @@ mod tests {
         };
         let words = [("Ġhello", 5), ("Ġworld", 3), ("\"quoted\"\n", 2)];
         let t = train(&words, &config, &mut Silent).unwrap();
-        let mut tok = Tokenizer::new(t.vocab, Pattern::Custom(r"\S+\s*".into()), true, &config.special_tokens).unwrap();
+        let pattern = Pattern::Custom { regex: r"\S+\s*".into(), unmatched: Unmatched::Keep };
+        let mut tok = Tokenizer::new(t.vocab, pattern, true, &config.special_tokens).unwrap();
         tok.merge_counts = Some(t.merge_counts);
         tok.tie_break = Some(TieBreak::FirstSeen);
         let text = save(&tok);

@@ -4,21 +4,28 @@
 //! Training and encoding share this module, so the two can never split text differently.
 //!
 //! The built-in patterns (`GPT2`, `CL100K`, `O200K`, `WHITESPACE`) are split by hand-written lexers (`lexer`)
-//! that give exactly fancy-regex's pieces for those pattern strings, an order of magnitude faster; a custom
-//! pattern is run by fancy-regex.
+//! that give exactly fancy-regex's pieces for those pattern strings, an order of magnitude faster. A custom
+//! pattern runs on `engine` (a lazy DFA, or fancy-regex when it needs backtracking, within a budget of work per
+//! byte); what it leaves unmatched is kept, dropped or refused (`split::Unmatched`). A HF tokenizer.json's
+//! `Split` step keeps its Oniguruma regex, rewritten for the engine by `oniguruma`, and HF's behaviours
+//! (`split::Behavior`).
 
 mod classes;
+pub mod engine;
 pub mod lexer;
 #[cfg(test)]
 mod lexer_tests;
+pub mod oniguruma;
+pub mod split;
 mod superwords;
 
 pub use superwords::SUPERWORDS;
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use fancy_regex::Regex;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, py_repr_cut};
+use engine::BoundedRegex;
+pub use split::{Behavior, Unmatched};
 
 /// GPT-2's pattern, as published with the model (also r50k_base and p50k_base).
 pub const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
@@ -63,33 +70,51 @@ pub enum Pattern {
     Whitespace,
     /// No split: each input text is one word.
     None,
-    Custom(String),
+    /// A regex in bytepair's syntax (fancy-regex's), and what becomes of the text it does not match.
+    Custom {
+        regex: String,
+        unmatched: Unmatched,
+    },
+    /// HF tokenizers' Split step: its regex in Oniguruma's syntax, as the tokenizer.json has it, and what
+    /// becomes of the matches.
+    HfSplit {
+        regex: String,
+        behavior: Behavior,
+        invert: bool,
+    },
 }
 
 impl Pattern {
-    /// `name` is one of the named patterns; anything else is taken as a regex.
-    pub fn from_name_or_regex(name: Option<&str>) -> Pattern {
+    /// `name` is one of the named patterns; anything else is taken as a regex, which leaves `unmatched` what it
+    /// does not match.
+    pub fn from_name_or_regex(name: Option<&str>, unmatched: Unmatched) -> Pattern {
         match name {
             None => Pattern::None,
             Some("gpt2") | Some("r50k_base") | Some("p50k_base") => Pattern::Gpt2,
             Some("cl100k") | Some("cl100k_base") => Pattern::Cl100k,
             Some("o200k") | Some("o200k_base") => Pattern::O200k,
             Some("whitespace") => Pattern::Whitespace,
-            Some(regex) => Pattern::Custom(regex.to_string()),
+            Some(regex) => Pattern::Custom { regex: regex.to_string(), unmatched },
         }
     }
 
-    /// The name saved in files, or None for a custom regex / no split.
+    /// A custom regex whose unmatched text is dropped (HF's WhitespaceSplit and BertPreTokenizer as regexes).
+    pub fn dropping(regex: &str) -> Pattern {
+        Pattern::Custom { regex: regex.to_string(), unmatched: Unmatched::Drop }
+    }
+
+    /// The name saved in files, or None for a regex / no split.
     pub fn name(&self) -> Option<&'static str> {
         match self {
             Pattern::Gpt2 => Some("gpt2"),
             Pattern::Cl100k => Some("cl100k"),
             Pattern::O200k => Some("o200k"),
             Pattern::Whitespace => Some("whitespace"),
-            Pattern::None | Pattern::Custom(_) => None,
+            Pattern::None | Pattern::Custom { .. } | Pattern::HfSplit { .. } => None,
         }
     }
 
+    /// The regex (a HF Split's in Oniguruma's syntax), or None for no split.
     pub fn regex_source(&self) -> Option<&str> {
         match self {
             Pattern::Gpt2 => Some(GPT2),
@@ -97,7 +122,15 @@ impl Pattern {
             Pattern::O200k => Some(O200K),
             Pattern::Whitespace => Some(WHITESPACE),
             Pattern::None => None,
-            Pattern::Custom(s) => Some(s),
+            Pattern::Custom { regex, .. } | Pattern::HfSplit { regex, .. } => Some(regex),
+        }
+    }
+
+    /// What a custom regex does with the text it does not match (None: not a custom regex).
+    pub fn unmatched(&self) -> Option<Unmatched> {
+        match self {
+            Pattern::Custom { unmatched, .. } => Some(*unmatched),
+            _ => None,
         }
     }
 
@@ -111,7 +144,7 @@ impl Pattern {
     pub fn splits_at_whitespace(&self) -> bool {
         match self {
             Pattern::Whitespace => true,
-            Pattern::Custom(regex) => regex == WHITESPACE_SPLIT || regex == BERT,
+            Pattern::Custom { regex, unmatched: Unmatched::Drop } => regex == WHITESPACE_SPLIT || regex == BERT,
             _ => false,
         }
     }
@@ -139,7 +172,7 @@ pub struct PreTokenizer {
 }
 
 /// How a `PreTokenizer` splits: the built-in patterns by their hand-written splitters (`lexer`), which give
-/// fancy-regex's pieces many times faster and cannot fail; custom patterns by fancy-regex itself.
+/// fancy-regex's pieces many times faster and cannot fail; regexes by `engine`.
 #[derive(Clone, Debug)]
 enum Splitter {
     Gpt2,
@@ -149,7 +182,7 @@ enum Splitter {
     /// SuperBPE's second stage (`SUPERWORDS`, a custom regex that is recognised and cut by hand).
     Superwords,
     Whole,
-    Regex(Regex),
+    Regex(BoundedRegex),
 }
 
 impl PreTokenizer {
@@ -160,13 +193,12 @@ impl PreTokenizer {
             Pattern::O200k => Splitter::O200k,
             Pattern::Whitespace => Splitter::Whitespace,
             Pattern::None => Splitter::Whole,
-            Pattern::Custom(src) if src == SUPERWORDS => Splitter::Superwords,
-            Pattern::Custom(src) => Splitter::Regex(Regex::new(src).map_err(|e| {
-                Error::value(format!(
-                    "pattern {src:?} is not a valid regex: {e}. Use one of \"gpt2\", \"cl100k\", \"o200k\", \
-                     \"whitespace\", None (no split), or a valid regex"
-                ))
-            })?),
+            Pattern::Custom { regex, .. } if regex == SUPERWORDS => Splitter::Superwords,
+            Pattern::Custom { regex, .. } => Splitter::Regex(BoundedRegex::new(regex, regex)?),
+            Pattern::HfSplit { regex, .. } => {
+                let translated = oniguruma::translate(regex).map_err(Error::value)?;
+                Splitter::Regex(BoundedRegex::new(&translated.regex, regex)?)
+            }
         };
         if !matches!(splitter, Splitter::Whole | Splitter::Regex(_)) {
             // The hand-written splitters' character table (~5 ms, once per process): built with the
@@ -176,7 +208,39 @@ impl PreTokenizer {
         Ok(PreTokenizer { pattern, splitter })
     }
 
-    /// Calls `f` on each non-empty piece of `text`, in order. Only a custom regex can fail.
+    /// The regex tiktoken (fancy-regex, which keeps only matches) would run to cut text into this pre-tokenizer's
+    /// pieces, or why there is none: no pattern; a HF Split (tiktoken has no behaviours); a custom regex that
+    /// keeps the text it does not match and can match the empty string. Keeping the rest is the regex or, where
+    /// it does not match, a run of characters up to where it does (exact for a regex whose matches are never
+    /// empty: each search then starts with a match of one or the other).
+    pub fn tiktoken_regex(&self) -> Result<String> {
+        match (&self.pattern, &self.splitter) {
+            (Pattern::None, _) => {
+                Err(Error::value("tiktoken needs a pre-tokenization pattern; this tokenizer has none (pattern=None)"))
+            }
+            (Pattern::HfSplit { behavior, invert, .. }, _) => Err(Error::value(format!(
+                "tiktoken keeps a pattern's matches as pieces and nothing else; this tokenizer's pre-tokenizer is a \
+                 HF Split ({}, invert={invert}), which tiktoken cannot run",
+                behavior.name()
+            ))),
+            (Pattern::Custom { regex, unmatched: Unmatched::Keep }, Splitter::Regex(bounded)) => {
+                if bounded.matches_empty() {
+                    return Err(Error::value(format!(
+                        "tiktoken leaves out the text its pattern does not match, and this tokenizer keeps it \
+                         (unmatched=\"keep\"); the pattern {} can match the empty string, so no regex tiktoken \
+                         runs cuts text as it does. Make the tokenizer with unmatched=\"drop\", or with a pattern \
+                         whose matches are never empty",
+                        py_repr_cut(regex, engine::SHOWN_CHARS)
+                    )));
+                }
+                Ok(format!("(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"))
+            }
+            (pattern, _) => Ok(pattern.regex_source().unwrap_or_default().to_string()),
+        }
+    }
+
+    /// Calls `f` on each non-empty piece of `text`, in order. Only a regex can fail (its budget of work spent,
+    /// Ctrl-C, or text that `Unmatched::Error` refuses).
     pub fn split<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<()> {
         self.split_into(text, f)
     }
@@ -194,19 +258,13 @@ impl PreTokenizer {
                     sink.piece(text);
                 }
             }
-            Splitter::Regex(regex) => {
-                for m in regex.find_iter(text) {
-                    let m = m.map_err(|e| {
-                        Error::value(format!(
-                            "the pre-tokenization pattern failed on this input ({e}); the pattern backtracks too \
-                             much — simplify it (avoid nested quantifiers and look-arounds)"
-                        ))
-                    })?;
-                    if !m.as_str().is_empty() {
-                        sink.piece(m.as_str());
-                    }
+            Splitter::Regex(regex) => match &self.pattern {
+                Pattern::Custom { regex: shown, unmatched } => {
+                    split::split_unmatched(text, regex, *unmatched, shown, &mut sink)?
                 }
-            }
+                Pattern::HfSplit { behavior, invert, .. } => split::split(text, regex, *behavior, *invert, &mut sink)?,
+                _ => unreachable!("only regexes have a regex splitter"),
+            },
         }
         Ok(())
     }
@@ -302,27 +360,43 @@ mod tests {
     fn built_in_patterns_split_as_their_regexes_do() {
         let text = "Don't stop: 12345 apples, \tsaid   O'NEIL's niña\r\n\n  ſ'Ll  ";
         for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k, Pattern::Whitespace] {
-            let regex = Regex::new(pattern.regex_source().unwrap()).unwrap();
+            let regex = fancy_regex::Regex::new(pattern.regex_source().unwrap()).unwrap();
             let expected: Vec<&str> = regex.find_iter(text).map(|m| m.unwrap().as_str()).collect();
             assert_eq!(pieces(pattern.clone(), text), expected, "{pattern:?}");
             // The same string as a custom pattern goes through fancy-regex, and agrees.
-            let custom = Pattern::Custom(pattern.regex_source().unwrap().to_string());
+            let custom = Pattern::dropping(pattern.regex_source().unwrap());
             assert_eq!(pieces(custom, text), expected, "{pattern:?} as a custom regex");
         }
     }
 
     #[test]
     fn custom_regex_splits_with_fancy_regex() {
-        assert_eq!(pieces(Pattern::Custom(r"\d+|(?<=\d)[a-z]".into()), "a12b3c"), ["12", "b", "3", "c"]);
+        assert_eq!(pieces(Pattern::dropping(r"\d+|(?<=\d)[a-z]"), "a12b3c"), ["12", "b", "3", "c"]);
+        let keeping = Pattern::from_name_or_regex(Some(r"\d+|(?<=\d)[a-z]"), Unmatched::Keep);
+        assert_eq!(pieces(keeping, "a12b3c"), ["a", "12", "b", "3", "c"]);
     }
 
     #[test]
     fn hf_whitespace_split_and_bert_patterns() {
-        assert_eq!(pieces(Pattern::Custom(WHITESPACE_SPLIT.into()), "Hi, you!\t¿no?"), ["Hi,", "you!", "¿no?"]);
+        assert_eq!(pieces(Pattern::dropping(WHITESPACE_SPLIT), "Hi, you!\t¿no?"), ["Hi,", "you!", "¿no?"]);
         assert_eq!(
-            pieces(Pattern::Custom(BERT.into()), "Hi, 2+2=4 «you»!"),
+            pieces(Pattern::dropping(BERT), "Hi, 2+2=4 «you»!"),
             ["Hi", ",", "2", "+", "2", "=", "4", "«", "you", "»", "!"]
         );
+    }
+
+    #[test]
+    fn tiktoken_gets_a_regex_that_keeps_what_the_pattern_keeps() {
+        let keeping = |regex: &str| PreTokenizer::new(Pattern::from_name_or_regex(Some(regex), Unmatched::Keep));
+        let regex = keeping("[a-z]+").unwrap().tiktoken_regex().unwrap();
+        let tiktoken = fancy_regex::Regex::new(&regex).unwrap();
+        let text = "ab, cd!";
+        let theirs: Vec<&str> = tiktoken.find_iter(text).map(|m| m.unwrap().as_str()).collect();
+        assert_eq!(theirs, pieces(Pattern::from_name_or_regex(Some("[a-z]+"), Unmatched::Keep), text));
+        assert!(keeping(r"\s*").unwrap().tiktoken_regex().unwrap_err().message.contains("can match the empty string"));
+        let dropping = PreTokenizer::new(Pattern::dropping(r"\s*")).unwrap();
+        assert_eq!(dropping.tiktoken_regex().unwrap(), r"\s*");
+        assert_eq!(PreTokenizer::new(Pattern::Gpt2).unwrap().tiktoken_regex().unwrap(), GPT2);
     }
 
     #[test]
@@ -337,7 +411,7 @@ mod tests {
 
     #[test]
     fn bad_regex_is_a_value_error() {
-        let err = PreTokenizer::new(Pattern::Custom("(".into())).unwrap_err();
+        let err = PreTokenizer::new(Pattern::dropping("(")).unwrap_err();
         assert!(err.message.contains("not a valid regex"));
     }
 

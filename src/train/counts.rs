@@ -320,17 +320,26 @@ impl WordCounter {
         let WordCounter { pretokenizer, specials, lowercase, pool, words, pending, special_bytes, .. } = self;
         let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*specials, *lowercase);
         let previous = std::mem::take(pending);
-        let (fresh, folded) = pool.install(|| {
-            rayon::join(
-                || {
-                    work.par_iter()
-                        // A clone per item: a regex shared between threads serialises them on its scratch pool.
-                        .map(|item| count_item(&pretokenizer.clone(), specials, lowercase, item))
-                        .collect::<Vec<_>>()
-                },
-                || fold(words, special_bytes, previous),
-            )
-        });
+        // This thread waits checking for Ctrl-C (a custom regex can be slow), which stops the counting threads'
+        // loops too; waiting inside `install` it could check nothing until the batch was done.
+        let stop = Default::default();
+        let (fresh, folded) = crate::progress::run_interruptible(&stop, || {
+            pool.install(|| {
+                rayon::join(
+                    || {
+                        work.par_iter()
+                            // A clone per item: a regex shared between threads serialises them on its scratch pool.
+                            .map(|item| {
+                                crate::progress::sharing_stop(&stop, || {
+                                    count_item(&pretokenizer.clone(), specials, lowercase, item)
+                                })
+                            })
+                            .collect::<Vec<_>>()
+                    },
+                    || fold(words, special_bytes, previous),
+                )
+            })
+        })?;
         *pending = fresh;
         folded
     }
@@ -493,7 +502,7 @@ fn count_text(pretokenizer: &PreTokenizer, lowercase: bool, text: &str, local: &
 ///   covers a visible character continues into a space, and no whitespace run ends here), and the piece
 ///   from the space on starts fresh (" word" is a letter run with its optional leading space).
 /// - whitespace: at any ASCII whitespace (it is dropped).
-/// - no pattern or a custom regex: never (the text is one piece, or the regex is unknown).
+/// - no pattern, a custom regex or a HF Split: never (the text is one piece, or the regex is unknown).
 pub fn safe_cut(pattern: &Pattern, text: &str, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     match pattern {
@@ -514,7 +523,7 @@ pub fn safe_cut(pattern: &Pattern, text: &str, from: usize) -> Option<usize> {
             let i = bytes.get(from..)?.iter().position(|b| b.is_ascii_whitespace())?;
             Some(from + i)
         }
-        Pattern::None | Pattern::Custom(_) => None,
+        Pattern::None | Pattern::Custom { .. } | Pattern::HfSplit { .. } => None,
     }
 }
 

@@ -585,6 +585,7 @@ mod tests {
 
     #[test]
     fn stretches_encode_piece_by_piece_as_they_would_whole() {
+        use crate::pretokenize::split::Unmatched;
         use crate::pretokenize::{PreTokenizer, SUPERWORDS};
         let text = "'Tis the season, 'tis said; don'tcha know it's 1887? The quick brown fox's den\tis here. \
                     We'll see--you'd better 'twas a 'sup, o'clock rock'n'roll. Ünïcødé wörds, naïve café!\n";
@@ -599,7 +600,9 @@ mod tests {
         for vocab_size in [300, 400, 600] {
             let tok = trained(&words, &config(vocab_size, Mode::Byte, TieBreak::FirstSeen, None), Engine::Slots);
             let tok = Tokenizer { pretokenizer: gpt2.clone(), ..tok };
-            let superwords = PreTokenizer::new(Pattern::Custom(SUPERWORDS.to_string())).unwrap();
+            let superwords =
+                PreTokenizer::new(Pattern::Custom { regex: SUPERWORDS.to_string(), unmatched: Unmatched::Keep })
+                    .unwrap();
             let mut stretches = Vec::new();
             for line in &lines {
                 superwords.split(line, |w| stretches.push((w, 1u64))).unwrap();

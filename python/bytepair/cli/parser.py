@@ -122,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="pre-tokenization: gpt2 (default), cl100k, o200k, whitespace, none, or a regex",
     )
     p.add_argument(
+        "--unmatched",
+        choices=["keep", "drop", "error"],
+        help="with a regex --pattern, text it does not match: keep (default: pieces of its own), drop, or error",
+    )
+    p.add_argument(
         "--special-token",
         action="append",
         default=[],

@@ -115,6 +115,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         limit_alphabet=args.limit_alphabet,
         tie_break=args.tie_break or "first_seen",
         superwords_after=args.superwords_after,
+        unmatched=args.unmatched,
     )
     base = load(args.extend, args.data) if args.extend is not None else None
     with contextlib.ExitStack() as stack:
@@ -212,6 +213,7 @@ def train_fasta(args: argparse.Namespace) -> int:
     text_only = {
         "--mode": args.mode is not None,
         "--pattern": args.pattern is not None,
+        "--unmatched": args.unmatched is not None,
         "--jsonl-field": args.jsonl_field,
         "--initial-alphabet": args.initial_alphabet is not None,
         "--lowercase": args.lowercase,

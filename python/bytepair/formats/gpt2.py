@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Literal
 
 from .. import _core
-from .._checks import check_pattern
+from .._checks import check_pattern, check_unmatched
 from .._tokenizer import Tokenizer
 
 __all__ = ["load"]
@@ -23,6 +24,7 @@ def load(
     *,
     special_tokens: Iterable[str] | None = None,
     pattern: str | None = "gpt2",
+    unmatched: Literal["keep", "drop", "error"] | None = None,
 ) -> Tokenizer:
     """A tokenizer from a vocabulary and a merges file (see `Tokenizer.from_gpt2`)."""
     v, m = os.fspath(vocab_json), os.fspath(merges_txt)
@@ -35,4 +37,5 @@ def load(
     if isinstance(special_tokens, str):
         raise TypeError(f"special_tokens must be a list of strings; write [{special_tokens!r}]")
     check_pattern(pattern)
-    return Tokenizer(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern))
+    rule = check_unmatched(unmatched, pattern) or "keep"
+    return Tokenizer(_core.CoreTokenizer.from_gpt2(v, m, list(special_tokens), pattern, rule))

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _core
-from .._checks import check_pattern
+from .._checks import check_pattern, check_unmatched
 from .._tokenizer import Tokenizer
 from ..writing import write_whole
 
@@ -30,10 +30,15 @@ PathLike = str | os.PathLike[str]
 
 
 def load(
-    path: PathLike, *, pattern: str | None = "cl100k", special_tokens: Mapping[str, int] | None = None
+    path: PathLike,
+    *,
+    pattern: str | None = "cl100k",
+    special_tokens: Mapping[str, int] | None = None,
+    unmatched: Literal["keep", "drop", "error"] | None = None,
 ) -> Tokenizer:
     """A tokenizer from a tiktoken rank file (see `Tokenizer.from_tiktoken`)."""
     check_pattern(pattern)
+    rule = check_unmatched(unmatched, pattern) or "keep"
     specials = dict(special_tokens or {})
     for name, i in specials.items():
         if not isinstance(name, str) or not name or isinstance(i, bool) or not isinstance(i, int) or i < 0:
@@ -43,7 +48,7 @@ def load(
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise FileNotFoundError(f"no such tiktoken file: {p!r}")
-    return Tokenizer(_core.CoreTokenizer.from_tiktoken(p, pattern, list(specials.items())))
+    return Tokenizer(_core.CoreTokenizer.from_tiktoken(p, pattern, list(specials.items()), rule))
 
 
 def dumps(tok: Tokenizer) -> str:
@@ -60,9 +65,7 @@ def to_encoding(tok: Tokenizer, name: str = "bytepair") -> tiktoken.Encoding:
     """A `tiktoken.Encoding` with `tok`'s pattern, ranks and special tokens (see `Tokenizer.to_tiktoken`)."""
     import tiktoken
 
-    pattern = tok.core.pattern_regex()
-    if pattern is None:
-        raise ValueError("tiktoken needs a pre-tokenization pattern; this tokenizer has none (pattern=None)")
+    pattern = tok.core.tiktoken_pattern()
     ranks: dict[bytes, int] = dict(tok.core.tiktoken_ranks())
     specials: dict[str, Any] = {s: tok.token_to_id(s) for s in tok.special_tokens}
     return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
