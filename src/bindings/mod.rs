@@ -12,7 +12,9 @@ mod word_counts;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
@@ -24,6 +26,7 @@ fn to_py(err: Error) -> PyErr {
         ErrorKind::Io { not_found: true } => PyFileNotFoundError::new_err(err.message),
         ErrorKind::Io { not_found: false } => PyOSError::new_err(err.message),
         ErrorKind::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        ErrorKind::Memory => PyMemoryError::new_err(err.message),
     }
 }
 
