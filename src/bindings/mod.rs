@@ -4,6 +4,7 @@
 //! `training` (train_counts); `batch` is `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
 
 mod batch;
+mod cutter;
 mod fasta;
 mod tokenizer;
 mod training;
@@ -73,6 +74,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<word_counts::WordCounts>()?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;
+    m.add_class::<cutter::DocumentCutter>()?;
     m.add_function(wrap_pyfunction!(training::train_counts, m)?)?;
     Ok(())
 }

@@ -51,6 +51,13 @@ pub fn lowercase(text: &str) -> String {
     if text.contains('Σ') { text.chars().flat_map(char::to_lowercase).collect() } else { text.to_lowercase() }
 }
 
+/// Whether `c` is whitespace (`\s`) and whether it is a letter or number (`\p{L}`, `\p{N}`), by the classes
+/// the built-in patterns' splitters use (for `crate::cutting`, which cuts where they always end a piece).
+pub fn char_classes(c: char) -> (bool, bool) {
+    let classes = classes::table().of_code_point(c as u32);
+    (classes & classes::SPACE != 0, classes & (classes::LETTER | classes::NUMBER) != 0)
+}
+
 /// Which pattern splits the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pattern {
