@@ -229,7 +229,7 @@ impl Cutter {
         let mut ids = Vec::new();
         let mut scratch = Scratch::default();
         encoder.begin(&mut scratch);
-        match encoder.encode_pure(text[..part].as_bytes(), &mut scratch, &mut ids) {
+        match encoder.encode_pure(&text.as_bytes()[..part], &mut scratch, &mut ids) {
             Ok(()) => {}
             // Encoding that text will report the byte, with its place in the file.
             Err(PieceError::UnknownByte(_)) => return Ok(0),

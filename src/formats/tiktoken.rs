@@ -54,7 +54,12 @@ pub fn load_str(text: &str, source: &str, pattern: Pattern, specials: &[(String,
     tokenizer_of(source, parse_ranks(text, source)?, pattern, specials)
 }
 
-fn tokenizer_of(path: &str, ranks: Vec<(Vec<u8>, u32)>, pattern: Pattern, specials: &[(String, u32)]) -> Result<Tokenizer> {
+fn tokenizer_of(
+    path: &str,
+    ranks: Vec<(Vec<u8>, u32)>,
+    pattern: Pattern,
+    specials: &[(String, u32)],
+) -> Result<Tokenizer> {
     let (vocab, encoder) = explicit_ids::from_ranks(path, ranks, specials)?;
     let mut ordered = specials.to_vec();
     ordered.sort_by_key(|s| s.1);
