@@ -129,28 +129,36 @@ impl Cutter {
     /// Cuts of kinds 2 and 3 (see the module's notes).
     fn settled_or_inside(&self, tok: &Tokenizer, state: &mut CutState, text: &str) -> Result<usize> {
         let mut end = text.len();
+        // Whether the text being analysed really ends at `end` (a special token follows): then its last piece
+        // is settled too.
+        let mut segment_ends = false;
         if self.specials_split && self.longest_special > 0 {
             // After the last special token that no longer one could overlap: the text on its two sides is
             // encoded apart. (One may straddle the end of the buffered text: the text before it waits.)
             let settled = text.len().saturating_sub(self.longest_special);
-            let (mut at, mut after_last) = (0, 0);
+            let (mut at, mut first_start, mut after_last) = (0, None, 0);
             while let Some((i, start)) = tok.specials.find_first(&text[at..]).map(|(i, s)| (i, at + s)) {
                 let stop = start + tok.specials.tokens()[i].len();
                 if stop > settled {
                     break;
                 }
+                first_start.get_or_insert(start);
                 (at, after_last) = (stop, stop);
             }
             if after_last > 0 && state.left_token.is_none() {
                 return Ok(after_last);
             }
-            // The piece being cut ends at that special token at the latest.
-            end = if after_last > 0 { after_last } else { floor_char_boundary(text, settled + 1) };
+            // The piece being cut ends at the first special token, at the latest.
+            (end, segment_ends) = match first_start {
+                Some(start) => (start, true),
+                None => (floor_char_boundary(text, settled + 1), false),
+            };
         }
         if tok.lowercase {
             return Ok(0); // pieces are found in the lowercased text: not cut (read whole)
         }
-        let Some(Pieces { first_start, first_end, settled_end }) = self.pieces_settled(tok, text, end)? else {
+        let Some(Pieces { first_start, first_end, settled_end }) = self.pieces_settled(tok, text, end, segment_ends)?
+        else {
             return Ok(0);
         };
         if let Some(left) = state.left_token {
@@ -175,13 +183,16 @@ impl Cutter {
     /// before a letter gives its last space to the next piece (`\s+(?!\S)`), and cut there it keeps it. So a
     /// cut is also checked: the text before it, split alone, must give the same pieces (the last few settled
     /// ends are tried).
-    fn pieces_settled(&self, tok: &Tokenizer, text: &str, end: usize) -> Result<Option<Pieces>> {
+    /// `segment_ends`: the text ends at `end` whatever follows (a special token is there).
+    fn pieces_settled(&self, tok: &Tokenizer, text: &str, end: usize, segment_ends: bool) -> Result<Option<Pieces>> {
         let text = &text[..end];
         // Where the trailing run of whitespace starts: a piece starting there may take all of it.
-        let trailing = text.trim_end_matches(|c: char| char_classes(c).0).len();
+        let trailing = if segment_ends { end } else { text.trim_end_matches(|c: char| char_classes(c).0).len() };
+        let margin = if segment_ends { 0 } else { MARGIN };
         let pieces = Self::split_spans(tok, text)?;
         let Some(&(first_start, first_end)) = pieces.first() else { return Ok(None) };
-        let settled = pieces.iter().rposition(|&(start, stop)| stop + MARGIN <= end && start < trailing);
+        let settled =
+            pieces.iter().rposition(|&(start, stop)| stop + margin <= end && (start < trailing || segment_ends));
         let mut settled_end = 0;
         for k in settled.map_or(0..0, |k| k.saturating_sub(3)..k + 1).rev() {
             let cut = pieces[k].1;

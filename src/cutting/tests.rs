@@ -3,14 +3,19 @@ use crate::tokenizer::SpecialPolicy;
 use crate::train::{Alphabet, Silent, TrainConfig, train};
 use crate::vocab::Mode;
 
-/// A byte-level tokenizer trained on `words` with `pattern` and the special token "<|e|>".
-fn tokenizer(pattern: Pattern, words: &[(&str, u64)], vocab_size: usize) -> Tokenizer {
+/// A byte-level tokenizer trained on `words` with `pattern` and the special token `special`.
+fn tokenizer_with(pattern: Pattern, words: &[(&str, u64)], vocab_size: usize, special: &str) -> Tokenizer {
     let mut config = TrainConfig::for_test(vocab_size, Mode::Byte);
     config.alphabet = Alphabet::All;
     config.unk_token = None;
-    config.special_tokens = vec!["<|e|>".into()];
+    config.special_tokens = vec![special.into()];
     let trained = train(words, &config, &mut Silent).unwrap();
-    Tokenizer::new(trained.vocab, pattern, false, &["<|e|>".into()]).unwrap()
+    Tokenizer::new(trained.vocab, pattern, false, &[special.into()]).unwrap()
+}
+
+/// A byte-level tokenizer trained on `words` with `pattern` and the special token "<|e|>".
+fn tokenizer(pattern: Pattern, words: &[(&str, u64)], vocab_size: usize) -> Tokenizer {
+    tokenizer_with(pattern, words, vocab_size, "<|e|>")
 }
 
 struct Random(u64);
@@ -88,8 +93,13 @@ fn parts_encode_to_the_ids_of_the_whole_text_in_bounded_memory() {
         alphabets.iter().map(|a| (text(&mut Random(3), a, 3000), 1)).chain([("hello world".into(), 1)]).collect();
     let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
     let (mut checked, mut inside) = (0, 0);
-    for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k, Pattern::Whitespace, Pattern::None] {
-        let tok = tokenizer(pattern.clone(), &words, 256 + 1 + 300);
+    // Each pattern with "<|e|>"; two with a special token of letters, which a letter piece runs into.
+    let tokenizers = [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k, Pattern::Whitespace, Pattern::None]
+        .into_iter()
+        .map(|p| tokenizer(p, &words, 256 + 1 + 300))
+        .chain([Pattern::Gpt2, Pattern::None].map(|p| tokenizer_with(p, &words, 256 + 1 + 300, "ca")));
+    for tok in tokenizers {
+        let pattern = tok.pretokenizer.pattern.clone();
         for (allowed, disallowed) in [(true, true), (false, false)] {
             let policy = SpecialPolicy { allowed: vec![allowed], disallowed: vec![disallowed] };
             for alphabet in alphabets {
@@ -113,7 +123,7 @@ fn parts_encode_to_the_ids_of_the_whole_text_in_bounded_memory() {
             }
         }
     }
-    assert!(checked >= 5 * 2 * 9 * 4 * 2, "{checked}");
+    assert!(checked >= 7 * 2 * 9 * 4 * 2, "{checked}");
     // Long pieces were cut inside (their junctions checked), not only between pieces.
     assert!(inside > 200, "{inside} cuts inside a piece");
 }
@@ -139,4 +149,19 @@ fn a_pair_that_bpe_would_merge_across_a_cut_is_an_error_not_other_ids() {
     assert!(cutter.check_pair(&tok, b, a).is_ok());
     let err = cutter.check_pair(&tok, a, b).unwrap_err();
     assert!(err.message.contains("encode the document whole"), "{}", err.message);
+}
+
+#[test]
+fn a_long_piece_that_runs_into_a_special_token_of_letters_ends_there() {
+    // "b" × 5000 is cut inside; the rest of it ends at the special token "ca", which a letter piece would run
+    // into if special tokens were not looked for first. The cut then goes at the special token, and the text
+    // after it is read in bounded pieces too (the buffered text stopped being cut and grew before).
+    let words = [("bbbb cab bcb", 3u64)];
+    let tok = tokenizer_with(Pattern::Gpt2, &words, 256 + 1 + 10, "ca");
+    let text = format!("{}ca{}", "b".repeat(5000), "b".repeat(20_000));
+    let policy = SpecialPolicy { allowed: vec![true], disallowed: vec![true] };
+    let sizes = CutSizes { fallback_from: 300, window: 100 };
+    let (ids, _, inside) = ids_in_parts(&tok, &text, &policy, sizes, &mut Random(1));
+    assert_eq!(ids, tok.encode(&text, &policy).unwrap());
+    assert!(inside > 10, "{inside}");
 }
