@@ -128,7 +128,7 @@ def test_one_long_piece_is_read_in_bounded_pieces(tmp_path):
     text = "".join(rnd.choices(string.ascii_lowercase, k=30 << 20))
     path = tmp_path / "letters.txt"
     path.write_text(text)
-    tok = bytepair.train([TRAINING], 400)
+    tok = bytepair.train([TRAINING], 390)
     pieces = corpus.documents([str(path)], tokenizer=tok, cut=corpus.can_stream(tok))
     lengths = [len(p.text) for p in pieces]
     assert len(lengths) > 5 and max(lengths) < 5 << 20, lengths[:10]
