@@ -4,7 +4,8 @@
 # and: make lint (ruff, ruff format --check, mypy --strict, clippy, rustfmt --check), make build (just the
 # extension into .venv), make bench (training), make bench-encode (encoding), make bench-genome (DNA: E. coli
 # and synthetic genomes vs HF tokenizers and SentencePiece), make bench-variants (extend, sizes, SuperBPE, merge
-# control vs plain training), make clean.
+# control vs plain training), make fuzz (the file formats' fuzz targets for FUZZ_SECONDS each; part of make
+# test), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -17,13 +18,14 @@ BENCH_DEPS := $(VENV)/.bench-deps
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test lint build bench bench-encode bench-genome bench-variants clean
+.PHONY: demo test lint build bench bench-encode bench-genome bench-variants fuzz clean
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
 
 test: lint
 	cargo test --quiet
+	$(MAKE) --no-print-directory fuzz
 	$(PY) -m pytest -q
 
 # The checks every change passes (part of make test): Python style and types, Rust lints and formatting.
@@ -36,6 +38,28 @@ lint: $(BUILT) $(TEST_DEPS)
 	cargo fmt --check
 
 build: $(BUILT)
+
+# Coverage-guided fuzz targets, one per file format (fuzz/README.md): built with libFuzzer's instrumentation on
+# the stable toolchain (for the host target, so that build scripts are not instrumented), seeded from
+# ../shared/data at run time, each run for FUZZ_SECONDS; a finding fails (its input in fuzz/artifacts/).
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := tiktoken hf native fasta
+FUZZ_HOST = $(shell rustc -vV | sed -n 's/^host: //p')
+FUZZ_RUSTFLAGS := -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+	-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing
+fuzz: $(BUILT)
+	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" cargo build --quiet --release --bins --target $(FUZZ_HOST)
+	$(PY) fuzz/seeds.py fuzz/corpus
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/artifacts/$$t; \
+		if fuzz/target/$(FUZZ_HOST)/release/$$t fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+			-timeout=20 -rss_limit_mb=2048 -artifact_prefix=fuzz/artifacts/$$t/ > fuzz/artifacts/$$t.log 2>&1; then \
+			echo "fuzz $$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' fuzz/artifacts/$$t.log), no finding"; \
+		else \
+			tail -40 fuzz/artifacts/$$t.log; echo "fuzz $$t: a finding, its input in fuzz/artifacts/$$t/"; exit 1; \
+		fi; \
+	done
 
 # make bench BENCH_ARGS=--quick (or --case dna, --only hf, ...): see bench/train.py.
 bench: $(BUILT) $(BENCH_DEPS)
@@ -79,4 +103,4 @@ $(BUILT): $(BUILD_DEPS) $(SOURCES)
 	touch $@
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target fuzz/target fuzz/corpus fuzz/artifacts

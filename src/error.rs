@@ -15,6 +15,8 @@ pub enum ErrorKind {
     OutOfRange,
     /// The user interrupted a long operation (Ctrl-C) → `KeyboardInterrupt`.
     Interrupted,
+    /// Memory sized by the input could not be had → `MemoryError` (the process goes on).
+    Memory,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,9 +66,28 @@ impl Error {
         }
     }
 
+    /// Memory for `bytes` bytes (of `what`) could not be had.
+    pub fn memory(bytes: usize, what: &str) -> Error {
+        Error {
+            kind: ErrorKind::Memory,
+            message: format!(
+                "out of memory: could not allocate {bytes} bytes for {what}; encode the text in smaller parts \
+                 (or stream it: `bytepair encode` reads files in bounded memory), or free memory"
+            ),
+        }
+    }
+
     pub fn interrupted() -> Error {
         Error { kind: ErrorKind::Interrupted, message: "interrupted".to_string() }
     }
+}
+
+/// Makes room for `additional` more items in `v` (amortised, as `Vec::reserve`), or the error saying how many
+/// bytes could not be had: for every allocation whose size the input sets, so that running out of memory is a
+/// `MemoryError`, not an abort of the whole process.
+pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    v.try_reserve(additional)
+        .map_err(|_| Error::memory(v.len().saturating_add(additional).saturating_mul(std::mem::size_of::<T>()), what))
 }
 
 /// A string as Python's `repr` shows it (`'m'`, `'\\n'`), so messages read naturally to Python users.

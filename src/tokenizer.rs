@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 use crate::encode::apply_merges;
 use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
-use crate::error::{Error, ErrorKind, Result, py_repr};
+use crate::encode::piece::PieceError;
+use crate::error::{Error, ErrorKind, Result, py_repr, try_reserve};
 use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
@@ -54,7 +55,8 @@ impl Tokenizer {
 
     /// Encodes `text` to ids.
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
-        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+        let mut ids = Vec::new();
+        try_reserve(&mut ids, text.len() / 3 + 1, IDS)?;
         self.encode_append(text, policy, &mut ids)?;
         Ok(ids)
     }
@@ -64,7 +66,8 @@ impl Tokenizer {
     /// thread, was page faults on every batch).
     pub fn encode_concatenated(&self, texts: &[&str], policy: &SpecialPolicy) -> Result<(Vec<u32>, Vec<usize>)> {
         let bytes: usize = texts.iter().map(|t| t.len()).sum();
-        let mut ids = Vec::with_capacity(bytes / 3 + 1);
+        let mut ids = Vec::new();
+        try_reserve(&mut ids, bytes / 3 + 1, IDS)?;
         let mut ends = Vec::with_capacity(texts.len());
         for text in texts {
             self.encode_append(text, policy, &mut ids)?;
@@ -111,6 +114,7 @@ impl Tokenizer {
             matcher.segments(text, |segment| match segment {
                 Segment::Text(part) => self.encode_ordinary_into(part, text, ids),
                 Segment::Special(i) => {
+                    try_reserve(ids, 1, IDS)?;
                     ids.push(self.vocab.by_display[&matcher.tokens()[i]]);
                     Ok(())
                 }
@@ -126,7 +130,8 @@ impl Tokenizer {
     pub fn encode_with_offsets(&self, text: &str, policy: &SpecialPolicy, chars: bool) -> Result<IdsAndSpans> {
         let ids = self.encode(text, policy)?;
         let bytes = text.as_bytes();
-        let mut offsets = Vec::with_capacity(ids.len());
+        let mut offsets = Vec::new();
+        try_reserve(&mut offsets, ids.len(), "the offsets")?;
         let mut at = 0usize;
         // Character offsets: a running count of character starts (bytes that are not UTF-8 continuations).
         let mut chars_before = 0usize;
@@ -172,7 +177,8 @@ impl Tokenizer {
                     .to_string(),
             ));
         };
-        let mut ids = Vec::with_capacity(data.len() / 3 + 1);
+        let mut ids = Vec::new();
+        try_reserve(&mut ids, data.len() / 3 + 1, IDS)?;
         let mut rest = data;
         let mut offset = 0usize;
         while !rest.is_empty() {
@@ -183,7 +189,9 @@ impl Tokenizer {
                     (valid, e.error_len().unwrap_or(rest.len() - e.valid_up_to()))
                 }
             };
-            ids.extend(self.encode(valid, policy).map_err(|e| in_bytes(e, valid, offset))?);
+            let valid_ids = self.encode(valid, policy).map_err(|e| in_bytes(e, valid, offset))?;
+            try_reserve(&mut ids, valid_ids.len() + bad, IDS)?;
+            ids.extend(valid_ids);
             for (i, &b) in rest[valid.len()..valid.len() + bad].iter().enumerate() {
                 match byte_ids[b as usize] {
                     u32::MAX => {
@@ -276,14 +284,14 @@ impl Tokenizer {
     fn encode_ordinary_into(&self, part: &str, whole: &str, ids: &mut Vec<u32>) -> Result<()> {
         let lowered;
         let normalized = if self.lowercase {
-            lowered = crate::pretokenize::lowercase(part);
+            lowered = lowercase_fallibly(part)?;
             lowered.as_str()
         } else {
             part
         };
         if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
             let mut scratch = take_scratch(fast);
-            ids.reserve(normalized.len() / 4);
+            try_reserve(ids, normalized.len() / 4, IDS)?;
             let mut stopped = None;
             let result = self.pretokenizer.split_into(
                 normalized,
@@ -292,8 +300,11 @@ impl Tokenizer {
             SCRATCHES.with(|s| s.borrow_mut().push(scratch));
             result?;
             return match stopped {
-                Some((piece, Some(offset))) => Err(self.unknown_in_piece(offset, piece, whole, part, normalized)),
-                Some((piece, None)) => Err(piece_too_long(piece.len())),
+                Some((piece, Stop::UnknownByte(offset))) => {
+                    Err(self.unknown_in_piece(offset, piece, whole, part, normalized))
+                }
+                Some((piece, Stop::TooLong)) => Err(piece_too_long(piece.len())),
+                Some((_, Stop::OutOfMemory(bytes))) => Err(Error::memory(bytes, "encoding a piece of the text")),
                 None => Ok(()),
             };
         }
@@ -305,6 +316,11 @@ impl Tokenizer {
             }
             // HF's ignore_merges: a piece that is a token of the model (not a special token cut out before) is
             // that token, markers or not.
+            // Room for the piece's ids (at most one per byte), had or refused here.
+            if let Err(e) = try_reserve(ids, piece.len(), IDS) {
+                failure = Some(e);
+                return;
+            }
             if self.vocab.whole_pieces
                 && let Some(&id) = self.vocab.by_display.get(piece)
                 && (!self.vocab.tokens[id as usize].special || self.vocab.unk == Some(id))
@@ -378,7 +394,8 @@ impl Tokenizer {
     /// the end-of-word suffix shows a word boundary.
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
         let n = self.vocab.len();
-        let mut out = Vec::with_capacity(ids.len() * 4);
+        let mut out = Vec::new();
+        try_reserve(&mut out, ids.len().saturating_mul(4), "the decoded bytes")?;
         let restore_spaces = self.pretokenizer.pattern.splits_at_whitespace()
             && (self.vocab.style.prefix.is_some() || self.vocab.style.suffix.is_some());
         let mut previous: Option<&crate::vocab::Token> = None;
@@ -447,8 +464,41 @@ struct EncodeSink<'a, 't> {
     encoder: &'a PieceEncoder,
     scratch: &'a mut Scratch,
     ids: &'a mut Vec<u32>,
-    /// The piece encoding stopped at, and the offset in it of a unit without a token (None: too long).
-    stopped: &'a mut Option<(&'t str, Option<usize>)>,
+    /// The piece encoding stopped at, and why.
+    stopped: &'a mut Option<(&'t str, Stop)>,
+}
+
+/// Why `EncodeSink` stopped at a piece.
+#[derive(Clone, Copy)]
+enum Stop {
+    /// A unit without a token, at this offset in the piece.
+    UnknownByte(usize),
+    /// Longer than the encoder can index.
+    TooLong,
+    /// Memory for this many bytes could not be had.
+    OutOfMemory(usize),
+}
+
+/// What `try_reserve` names when ids cannot be had.
+const IDS: &str = "the token ids";
+
+/// The `lowercase` normaliser's text, its memory had or refused (`MemoryError`) rather than aborting: the text
+/// is lowercased in blocks into one string reserved up front (the normaliser lowercases each character on its
+/// own, so blocks cut between characters give the same text).
+fn lowercase_fallibly(text: &str) -> Result<String> {
+    const BLOCK: usize = 1 << 16;
+    let mut out = String::new();
+    out.try_reserve(text.len()).map_err(|_| Error::memory(text.len(), "the lowercased text"))?;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(BLOCK);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        out.push_str(&crate::pretokenize::lowercase(&rest[..cut]));
+        rest = &rest[cut..];
+    }
+    Ok(out)
 }
 
 impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
@@ -458,11 +508,20 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
             return;
         }
         if piece.len() >= u32::MAX as usize {
-            *self.stopped = Some((piece, None)); // the encoder indexes symbols with u32
+            *self.stopped = Some((piece, Stop::TooLong)); // the encoder indexes symbols with u32
             return;
         }
-        if let Err(unknown) = self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids) {
-            *self.stopped = Some((piece, Some(unknown.0)));
+        // Room for the piece's ids (at most one per byte), had or refused here, so that no push below grows the
+        // list (growing it cannot fail softly). One comparison per piece.
+        if self.ids.capacity() - self.ids.len() < piece.len() && self.ids.try_reserve(piece.len()).is_err() {
+            let bytes = (self.ids.len() + piece.len()).saturating_mul(size_of::<u32>());
+            *self.stopped = Some((piece, Stop::OutOfMemory(bytes)));
+            return;
+        }
+        match self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids) {
+            Ok(()) => {}
+            Err(PieceError::UnknownByte(offset)) => *self.stopped = Some((piece, Stop::UnknownByte(offset))),
+            Err(PieceError::OutOfMemory(bytes)) => *self.stopped = Some((piece, Stop::OutOfMemory(bytes))),
         }
     }
 }

@@ -52,6 +52,18 @@ class FastaRecords:
     @property
     def bases(self) -> int: ...
 
+class DocumentCutter:
+    """Where a document read in blocks may be cut so that its parts encode to the ids of the whole (see
+    `bytepair.corpus.documents`)."""
+
+    def __init__(
+        self, tokenizer: CoreTokenizer, specials_split: bool, fallback_from: int = 0, window: int = 0
+    ) -> None: ...
+    @staticmethod
+    def can_cut(tokenizer: CoreTokenizer) -> bool: ...
+    def cut(self, text: str) -> int: ...
+    def finish(self, rest: str) -> None: ...
+
 class CoreTokenizer:
     def encode_batch(
         self, texts: list[str], allowed: list[bool], disallowed: list[bool], threads: int, collect_young: bool = False

@@ -4,9 +4,10 @@ texts, FASTA records), and the documents of text files streamed in exact pieces.
 - `corpus_files` / `corpus_items`: what `bytepair.train` accepts, as files to read in the core or batches of
   texts to hand to it.
 - `expand_path`: a path or glob as the files it names, with errors that say what to pass instead.
-- `documents(paths)`: the documents of text files (`.gz`, `-` for stdin, JSON lines), in pieces of about a
-  megabyte cut only where the tokenizer's pattern splits anyway — so encoding piece by piece gives exactly the
-  ids of encoding each document whole, in constant memory.
+- `documents(paths)`: the documents of text files (`.gz`, `-` for stdin, JSON lines), in pieces cut only where
+  encoding the pieces one by one gives exactly the ids of encoding each document whole; with a tokenizer, the
+  core finds the cuts (`_core.DocumentCutter`), even inside one long piece, so memory stays bounded whatever
+  the text.
 
 >>> list(corpus_items(["a text", ["a batch", "of texts"]]))
 [('texts', ['a text', 'a batch', 'of texts'])]
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, BinaryIO, Literal
 
+from . import _core
 from .formats.fasta import FastaRecord
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ __all__ = [
     "PathLike",
     "Piece",
     "can_cut",
+    "can_stream",
     "corpus_files",
     "corpus_items",
     "documents",
@@ -206,9 +209,25 @@ def can_cut(tok: Tokenizer) -> bool:
     """Whether a text may be encoded in pieces cut at the places `_CUT` finds, with the same ids as encoding it
     whole. True for the built-in patterns (gpt2, cl100k, o200k, whitespace): none of their pieces runs across
     such a place. Not for pattern=None (each text is one word) or custom regexes, nor when a special token
-    holds whitespace (it could straddle a cut)."""
+    holds whitespace (it could straddle a cut). (`documents(tokenizer=tok)` cuts in the core instead: see
+    `can_stream`.)"""
     pattern = tok.settings["pattern"]
     return pattern in _CUTTABLE_PATTERNS and not any(c.isspace() for s in tok.special_tokens for c in s)
+
+
+def can_stream(tok: Tokenizer) -> bool:
+    """Whether `documents(..., tokenizer=tok)` can cut `tok`'s documents (in memory bounded whatever the text,
+    with the ids of encoding each whole): for the built-in patterns and pattern=None, whatever the special
+    tokens; not for custom regexes (a match may depend on text any distance away: such documents are read
+    whole).
+
+    >>> import bytepair
+    >>> can_stream(bytepair.train(["ab ab"], 257, pattern=None))
+    True
+    >>> can_stream(bytepair.train(["ab ab"], 257, pattern="[^ ]+| "))
+    False
+    """
+    return _core.DocumentCutter.can_cut(tok.core)
 
 
 # Where the built-in patterns always end a piece (regex matching only looks ahead, so a piece that starts at
@@ -268,11 +287,17 @@ def documents(
     errors: str = "strict",
     progress: Progress | None = None,
     piece_chars: int = PIECE_CHARS,
+    tokenizer: Tokenizer | None = None,
+    special: str = "error",
+    cut_sizes: tuple[int, int] = (0, 0),
 ) -> Iterator[Piece]:
     """The documents of `paths`, in pieces.
 
-    split="file": each file is one document, in pieces of about `piece_chars` characters cut where the
-    tokenizer cuts anyway (`cut=True`, see `can_cut`); with `cut=False` each file is read whole.
+    split="file": each file is one document, read in blocks of `piece_chars` characters and cut (`cut=True`)
+    where encoding the parts apart gives the ids of the whole: with `tokenizer`, where its core says (memory
+    bounded whatever the text; `special` is how its special-token text will be encoded, "error", "allow" or
+    "text"; `cut_sizes` = (fallback_from, window) in bytes, for tests), else where the built-in patterns always
+    split (`_CUT`). With `cut=False` each file is read whole.
     split="line": each line is one document (its line break, "\\n" or "\\r\\n", is not part of it).
     jsonl_field: each line is a JSON object; its `jsonl_field` (a string) is one document.
     """
@@ -294,7 +319,10 @@ def documents(
             elif split == "line":
                 pieces = _lines(stream, name)
             else:
-                pieces = _file_pieces(stream, name, cut, piece_chars)
+                cutter = None
+                if cut and tokenizer is not None:
+                    cutter = _core.DocumentCutter(tokenizer.core, special != "text", *cut_sizes)
+                pieces = _file_pieces(stream, name, cut, piece_chars, cutter)
             for piece in pieces:
                 yield piece
                 if progress is not None:
@@ -346,8 +374,10 @@ def _lines(stream: IO[str], name: str) -> Iterator[Piece]:
         yield Piece(line, True, name, line=number)
 
 
-def _file_pieces(stream: IO[str], name: str, cut: bool, piece_chars: int) -> Iterator[Piece]:
-    """The whole file as one document, in pieces of about `piece_chars` cut where the pattern splits anyway."""
+def _file_pieces(
+    stream: IO[str], name: str, cut: bool, piece_chars: int, cutter: _core.DocumentCutter | None
+) -> Iterator[Piece]:
+    """The whole file as one document, in pieces cut where `cutter` says (else where `_CUT` finds a place)."""
     buffer = ""
     start = 0  # where `buffer` starts in the file
     scanned = 0  # no cut before this position of `buffer` (already searched)
@@ -358,10 +388,18 @@ def _file_pieces(stream: IO[str], name: str, cut: bool, piece_chars: int) -> Ite
         buffer += block
         if not cut or len(buffer) < piece_chars:
             continue
-        k = _last_cut(buffer, max(scanned - 2, 0))
+        try:
+            k = cutter.cut(buffer) if cutter is not None else _last_cut(buffer, max(scanned - 2, 0))
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
         if k > 0:
             yield Piece(buffer[:k], False, name, start)
             buffer = buffer[k:]
             start += k
         scanned = len(buffer)
+    if cutter is not None:
+        try:
+            cutter.finish(buffer)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
     yield Piece(buffer, True, name, start)

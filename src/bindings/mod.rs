@@ -4,6 +4,7 @@
 //! `training` (train_counts); `batch` is `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
 
 mod batch;
+mod cutter;
 mod fasta;
 mod tokenizer;
 mod training;
@@ -12,7 +13,9 @@ mod word_counts;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
@@ -24,6 +27,7 @@ fn to_py(err: Error) -> PyErr {
         ErrorKind::Io { not_found: true } => PyFileNotFoundError::new_err(err.message),
         ErrorKind::Io { not_found: false } => PyOSError::new_err(err.message),
         ErrorKind::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        ErrorKind::Memory => PyMemoryError::new_err(err.message),
     }
 }
 
@@ -87,6 +91,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<word_counts::WordCounts>()?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;
+    m.add_class::<cutter::DocumentCutter>()?;
     m.add_function(wrap_pyfunction!(training::train_counts, m)?)?;
     m.add_function(wrap_pyfunction!(training::extend_counts, m)?)?;
     m.add("SUPERWORDS", crate::pretokenize::SUPERWORDS)?;

@@ -86,7 +86,14 @@ impl CoreTokenizer {
         unsafe {
             let list = pyo3::ffi::PyList_New(ids.len() as pyo3::ffi::Py_ssize_t);
             if list.is_null() {
-                return Err(PyErr::fetch(py));
+                let err = PyErr::fetch(py);
+                if err.is_instance_of::<pyo3::exceptions::PyMemoryError>(py) {
+                    return Err(super::to_py(crate::error::Error::memory(
+                        ids.len().saturating_mul(size_of::<usize>()),
+                        &format!("a list of {} ids", ids.len()),
+                    )));
+                }
+                return Err(err);
             }
             for (k, &id) in ids.iter().enumerate() {
                 let object = objects[id as usize].as_ptr();

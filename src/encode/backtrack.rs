@@ -51,6 +51,10 @@ const FAILS: u32 = NONE - 1;
 /// How many of the tokens a text starts with the trie walk keeps (more only when a token has many prefixes
 /// that are tokens: a run of one character; the shorter ones are then reached by `len_shorter`).
 const FOUND: usize = 8;
+/// Vocabularies with a token longer than this (in bytes) get no backtracker: its build merges each token and
+/// lays each out in the trie (a rank file with 16 MB of tokens took 9 s), for tokens no real text holds; the
+/// merge encodes their pieces instead. The longest tokens of the OpenAI vocabularies have 128 bytes.
+const MAX_TOKEN_BYTES: usize = 1 << 16;
 /// At most this many tokens of a class get its table (512 KB, ~4 M pair checks when every row is filled).
 const MAX_CLASS_TOKENS: usize = 2048;
 
@@ -336,33 +340,66 @@ fn double_array(keys: &[(&[u8], u32)], len_shorter: &mut [[u32; 2]]) -> Vec<Trie
 
 /// The last merge BPE makes over `bytes` (left, right, rank, result) when it ends in one token; None when it
 /// ends in several (or in one byte). `symbols` is scratch space.
+///
+/// The lowest-ranked pair merges first, the leftmost among equals (the merge loop's rule), by a heap of
+/// `(rank, position)` over a linked list of symbols: O(n log n). (A scan of all pairs per merge was O(n²): a
+/// vocabulary holding "a" × 2^k for k up to 16 took 9.6 s to load, and a 10 MB token would have taken hours.)
 fn own_last_merge(
     bytes: &[u8],
     byte_ids: &[u32; 256],
     pairs: &PairTable,
-    symbols: &mut Vec<u32>,
+    symbols: &mut Vec<[u32; 3]>,
 ) -> Option<(u32, u32, u32, u32)> {
+    use std::cmp::Reverse;
+    // symbols[i] = [id, previous, next] (NONE: none; a merged-away symbol's id is NONE).
+    let n = bytes.len();
     symbols.clear();
-    symbols.extend(bytes.iter().map(|&b| byte_ids[b as usize]));
-    let mut last = None;
-    while symbols.len() > 1 {
-        let mut best = (NONE, 0, NONE); // (rank, position, result)
-        for (i, w) in symbols.windows(2).enumerate() {
-            let v = pairs.get(w[0], w[1]);
-            let rank = (v >> 32) as u32;
-            if rank < best.0 {
-                best = (rank, i, v as u32);
+    symbols.extend(bytes.iter().enumerate().map(|(i, &b)| {
+        [byte_ids[b as usize], if i == 0 { NONE } else { i as u32 - 1 }, if i + 1 == n { NONE } else { i as u32 + 1 }]
+    }));
+    let rank_of = |left: u32, right: u32| {
+        let v = pairs.get(left, right);
+        ((v >> 32) as u32, v as u32)
+    };
+    let mut heap: std::collections::BinaryHeap<Reverse<(u32, u32)>> = (0..n.saturating_sub(1))
+        .filter_map(|i| {
+            let (rank, _) = rank_of(symbols[i][0], symbols[i + 1][0]);
+            (rank != NONE).then_some(Reverse((rank, i as u32)))
+        })
+        .collect();
+    let (mut last, mut remaining) = (None, n);
+    while let Some(Reverse((rank, pos))) = heap.pop() {
+        let [left, _, next] = symbols[pos as usize];
+        if left == NONE || next == NONE {
+            continue; // merged away, or no longer followed by a symbol
+        }
+        let right = symbols[next as usize][0];
+        let (live, result) = rank_of(left, right);
+        if live != rank {
+            continue; // the pair here changed since it was queued
+        }
+        last = Some((left, right, rank, result));
+        remaining -= 1;
+        let after = symbols[next as usize][2];
+        symbols[pos as usize][0] = result;
+        symbols[pos as usize][2] = after;
+        symbols[next as usize][0] = NONE;
+        if after != NONE {
+            symbols[after as usize][1] = pos;
+            let (r, _) = rank_of(result, symbols[after as usize][0]);
+            if r != NONE {
+                heap.push(Reverse((r, pos)));
             }
         }
-        let (rank, i, result) = best;
-        if rank == NONE {
-            return None;
+        let before = symbols[pos as usize][1];
+        if before != NONE {
+            let (r, _) = rank_of(symbols[before as usize][0], result);
+            if r != NONE {
+                heap.push(Reverse((r, before)));
+            }
         }
-        last = Some((symbols[i], symbols[i + 1], rank, result));
-        symbols[i] = result;
-        symbols.remove(i + 1);
     }
-    last
+    if remaining == 1 { last } else { None }
 }
 
 impl Backtracker {
@@ -373,7 +410,7 @@ impl Backtracker {
     /// bytepair's trained vocabularies meet them.
     pub fn build(byte_ids: &[u32; 256], pairs: &PairTable, tokens: &[Option<&[u8]>]) -> Option<Backtracker> {
         let spells = |id: u32| tokens.get(id as usize).copied().flatten();
-        if tokens.len() >= MAX_IDS as usize {
+        if tokens.len() >= MAX_IDS as usize || tokens.iter().flatten().any(|t| t.len() > MAX_TOKEN_BYTES) {
             return None;
         }
         for (b, &id) in byte_ids.iter().enumerate() {
@@ -695,5 +732,84 @@ impl Backtracker {
                 last_is_longest = false; // (not known for the token now last)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition: scan every pair, merge the lowest-ranked (leftmost among equals), repeat.
+    fn own_last_merge_by_scanning(
+        bytes: &[u8],
+        byte_ids: &[u32; 256],
+        pairs: &PairTable,
+    ) -> Option<(u32, u32, u32, u32)> {
+        let mut symbols: Vec<u32> = bytes.iter().map(|&b| byte_ids[b as usize]).collect();
+        let mut last = None;
+        while symbols.len() > 1 {
+            let (mut best, mut at) = (u64::MAX, 0);
+            for (i, w) in symbols.windows(2).enumerate() {
+                let v = pairs.get(w[0], w[1]);
+                if v >> 32 != NONE as u64 && v < best {
+                    (best, at) = (v, i);
+                }
+            }
+            if best == u64::MAX {
+                return None;
+            }
+            last = Some((symbols[at], symbols[at + 1], (best >> 32) as u32, best as u32));
+            symbols[at] = best as u32;
+            symbols.remove(at + 1);
+        }
+        last
+    }
+
+    fn byte_ids() -> [u32; 256] {
+        std::array::from_fn(|b| b as u32)
+    }
+
+    #[test]
+    fn own_last_merge_equals_the_scan_on_random_vocabularies() {
+        let mut x = 9u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..200 {
+            // Random pairs over a, b, c and the tokens they make, ranked at random (merges may make pairs of
+            // lower rank than their own).
+            let mut entries = Vec::new();
+            for result in 256..256 + 4 + next(30) as u32 {
+                let pick = |r: u64| if r < 3 { b'a' as u32 + r as u32 } else { 256 + (r as u32 - 3) };
+                let (left, right) = (pick(next(3 + (result - 256) as u64)), pick(next(3 + (result - 256) as u64)));
+                entries.push((left, right, next(50) << 32 | result as u64));
+            }
+            let pairs = PairTable::new(entries);
+            for len in [2usize, 3, 7, 40, 300] {
+                let text: Vec<u8> = (0..len).map(|_| b"abc"[next(3) as usize]).collect();
+                assert_eq!(
+                    own_last_merge(&text, &byte_ids(), &pairs, &mut Vec::new()),
+                    own_last_merge_by_scanning(&text, &byte_ids(), &pairs),
+                    "{}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn own_last_merge_of_a_token_of_megabytes_takes_linear_time() {
+        // "a" × 2^k built from two halves, k = 1..=20: the last merge of "a" × 2^20 (1 MB) joins its halves.
+        // Scanning every pair per merge was ~3·10¹¹ steps here (hours); this is seconds in a debug build.
+        let pairs = PairTable::new((1..=20u32).map(|k| {
+            let half = if k == 1 { b'a' as u32 } else { 255 + k - 1 };
+            (half, half, (k as u64) << 32 | (255 + k) as u64)
+        }));
+        let started = std::time::Instant::now();
+        let text = vec![b'a'; 1 << 20];
+        let last = own_last_merge(&text, &byte_ids(), &pairs, &mut Vec::new());
+        assert_eq!(last, Some((255 + 19, 255 + 19, 20, 255 + 20)));
+        assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
     }
 }

@@ -16,7 +16,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::caches::Scratch;
-use super::piece::{NONE, PieceEncoder, UnknownByte};
+use super::piece::{NONE, PieceEncoder, PieceError, reserve_for_piece};
 
 /// Marks the last position of a symbol longer than one unit in `merge_in_place`'s layout.
 pub(super) const END: u32 = 1 << 31;
@@ -87,9 +87,9 @@ impl PieceEncoder {
         limit: u32,
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
-    ) -> Result<(), UnknownByte> {
+    ) -> Result<(), PieceError> {
         let start = out.len();
-        out.reserve(piece.len());
+        reserve_for_piece(out, piece.len())?;
         self.push_units(piece, out)?;
         let n = out.len() - start;
         if n <= LINEAR_LIMIT {
@@ -101,8 +101,11 @@ impl PieceEncoder {
         } else if n <= HEAP_LIMIT {
             self.merge_heap(out, start, limit, scratch);
         } else if self.in_place {
-            self.merge_in_place(out, start, limit);
+            self.merge_in_place(out, start, limit)?;
         } else {
+            // The heap's room, had here (or refused) rather than grown while merging.
+            reserve_for_piece(&mut scratch.symbols, n)?;
+            scratch.heap.try_reserve(n).map_err(|_| PieceError::OutOfMemory(n.saturating_mul(8)))?;
             self.merge_heap(out, start, limit, scratch);
         }
         Ok(())
@@ -153,7 +156,7 @@ impl PieceEncoder {
     /// A merge can make a pair of lower rank than the one being merged (tiktoken vocabularies allow it); then
     /// the rest of the bucket waits and the lower rank goes first, as the heap would do it — except under the
     /// character rule (`all_occurrences`), where a rank finishes first.
-    fn merge_in_place(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
+    fn merge_in_place(&self, ids: &mut Vec<u32>, start: usize, limit: u32) -> Result<(), PieceError> {
         let sym = &mut ids[start..];
         let n = sym.len();
         let len = |id: u32| self.symbol_len.get(id as usize).copied().unwrap_or(1) as usize;
@@ -170,7 +173,13 @@ impl PieceEncoder {
                 sizes[rank as usize] += 1;
             }
         }
-        let mut buckets: Vec<Vec<u32>> = sizes.iter().map(|&size| Vec::with_capacity(size as usize)).collect();
+        let mut buckets: Vec<Vec<u32>> = Vec::new();
+        reserve_for_piece(&mut buckets, sizes.len())?;
+        for &size in &sizes {
+            let mut bucket = Vec::new();
+            reserve_for_piece(&mut bucket, size as usize)?;
+            buckets.push(bucket);
+        }
         drop(sizes);
         let mut ranks: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
         /// Queues the pair starting at `pos` under `rank`.
@@ -280,6 +289,7 @@ impl PieceEncoder {
             p += len(id);
         }
         ids.truncate(write);
+        Ok(())
     }
 
     /// Merges the pair at `pos` if it is still there with this rank (entries go stale: the symbol was merged
@@ -405,7 +415,7 @@ mod tests {
                     let mut by_heap = Vec::new();
                     e.merge_heap_for_test(&piece, &mut by_heap);
                     let mut in_place: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
-                    e.merge_in_place(&mut in_place, 0, NONE);
+                    e.merge_in_place(&mut in_place, 0, NONE).unwrap();
                     assert_eq!(in_place, by_heap, "length {len}");
                     let mut linear: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
                     e.merge_linear_unbounded(&mut linear);
@@ -413,7 +423,7 @@ mod tests {
                     // After other ids (`start` > 0), as when a text has several pieces.
                     let mut after: Vec<u32> = vec![1, 0];
                     after.extend(piece.iter().map(|&b| e.units.single(b)));
-                    e.merge_in_place(&mut after, 2, NONE);
+                    e.merge_in_place(&mut after, 2, NONE).unwrap();
                     assert_eq!(after[2..], by_heap[..]);
                 }
             }
@@ -468,7 +478,7 @@ mod tests {
                 let mut textbook: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
                 e.merge_linear_unbounded(&mut textbook);
                 let mut in_place: Vec<u32> = piece.iter().map(|&b| e.units.single(b)).collect();
-                e.merge_in_place(&mut in_place, 0, NONE);
+                e.merge_in_place(&mut in_place, 0, NONE).unwrap();
                 assert_eq!(in_place, textbook, "vocabulary {words:?}, text {:?}", String::from_utf8_lossy(&piece));
             }
         }

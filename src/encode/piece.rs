@@ -92,9 +92,20 @@ struct WholeEntry {
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
-/// A byte that has no token (and there is no unknown token): its offset in the piece.
+/// Why a piece could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UnknownByte(pub usize);
+pub enum PieceError {
+    /// A byte that has no token (and there is no unknown token): its offset in the piece.
+    UnknownByte(usize),
+    /// Memory for this many bytes, sized by the piece, could not be had.
+    OutOfMemory(usize),
+}
+
+/// Makes room for `additional` more items in `v`, or the piece's out-of-memory error.
+pub(super) fn reserve_for_piece<T>(v: &mut Vec<T>, additional: usize) -> Result<(), PieceError> {
+    v.try_reserve(additional)
+        .map_err(|_| PieceError::OutOfMemory(v.len().saturating_add(additional).saturating_mul(size_of::<T>())))
+}
 
 impl PieceEncoder {
     /// HF's `fuse_unk` for a character-level encoder (tokens hold no unknown units, so the whole-piece table
@@ -205,7 +216,7 @@ impl PieceEncoder {
 
     /// Appends the ids of one piece to `out`.
     #[inline]
-    pub fn encode(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+    pub fn encode(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
         self.begin(scratch);
         self.encode_next(piece, scratch, out)
     }
@@ -232,7 +243,7 @@ impl PieceEncoder {
     /// Only the common cases are here — one byte, a piece in the front table — so that this stays small where
     /// it is inlined, in each pre-tokenizer's loop.
     #[inline(always)]
-    pub fn encode_next(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+    pub fn encode_next(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
         debug_assert!(self.owns(scratch), "encode_next without begin");
         if piece.len() == 1 {
             return match self.units.single(piece[0]) {
@@ -265,8 +276,8 @@ impl PieceEncoder {
 
     /// A one-unit piece without a token: the unknown token, or the error.
     #[cold]
-    fn unit_without_token(&self, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
-        let unk = self.unk.ok_or(UnknownByte(0))?;
+    fn unit_without_token(&self, out: &mut Vec<u32>) -> Result<(), PieceError> {
+        let unk = self.unk.ok_or(PieceError::UnknownByte(0))?;
         out.push(unk);
         Ok(())
     }
@@ -281,7 +292,7 @@ impl PieceEncoder {
         hash: u64,
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
-    ) -> Result<(), UnknownByte> {
+    ) -> Result<(), PieceError> {
         // (An empty piece, which no splitter makes, would look like an empty slot: it just is not remembered.)
         let short = (1..=16).contains(&piece.len());
         let slot = front_slot(hash);
@@ -328,6 +339,12 @@ impl PieceEncoder {
         let _ = self.merge_by_rank(bytes, limit, scratch, out);
     }
 
+    /// What BPE makes of the bytes of `piece`, with no table looked up: no caches, and no whole-token
+    /// shortcut (for a part of a longer piece, which must not be taken for a token; see `crate::cutting`).
+    pub fn encode_pure(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
+        self.merge_bytes(piece, scratch, out)
+    }
+
     /// Builds the backtracker now rather than on the first piece that needs it.
     pub fn prepare(&self) {
         let _ = self.backtracker();
@@ -357,24 +374,28 @@ impl PieceEncoder {
     }
 
     /// BPE over the bytes of a piece: by the backtracker when the vocabulary allows it, else merged.
-    fn merge_bytes(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+    fn merge_bytes(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
         if piece.len() > BACKTRACK_FROM
             && let Some(backtracker) = self.backtracker()
-            && backtracker.encode(piece, &mut scratch.dead, out)
         {
-            return Ok(());
+            // The search's room (a bit per byte, at most an id per byte), had here or refused with an error.
+            reserve_for_piece(&mut scratch.dead, piece.len() / 64 + 1)?;
+            reserve_for_piece(out, piece.len())?;
+            if backtracker.encode(piece, &mut scratch.dead, out) {
+                return Ok(());
+            }
         }
         self.merge_by_rank(piece, NONE, scratch, out)
     }
 
     /// Appends the id of each unit of `piece` (the unknown token for units without one, if there is one).
     #[inline]
-    pub(super) fn push_units(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), UnknownByte> {
+    pub(super) fn push_units(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<(), PieceError> {
         match &self.units {
             Units::Bytes(ids) => {
                 for (i, &b) in piece.iter().enumerate() {
                     match ids[b as usize] {
-                        NONE => out.push(self.unk.ok_or(UnknownByte(i))?),
+                        NONE => out.push(self.unk.ok_or(PieceError::UnknownByte(i))?),
                         id => out.push(id),
                     }
                 }
@@ -396,7 +417,7 @@ impl PieceEncoder {
                     };
                     match id {
                         NONE => {
-                            let unk = self.unk.ok_or(UnknownByte(i))?;
+                            let unk = self.unk.ok_or(PieceError::UnknownByte(i))?;
                             if !(self.fuse_unk && after_unknown) {
                                 out.push(unk);
                             }
@@ -570,7 +591,7 @@ pub(super) mod tests {
         e.encode(b"abcab", &mut Scratch::default(), &mut right).unwrap();
         assert_eq!(ids, [left, vec![unk], right].concat());
         e.unk = None;
-        assert_eq!(e.encode(piece, &mut Scratch::default(), &mut Vec::new()), Err(UnknownByte(12)));
+        assert_eq!(e.encode(piece, &mut Scratch::default(), &mut Vec::new()), Err(PieceError::UnknownByte(12)));
     }
 
     /// Tokens whose own merge joins a token built later, or merges whose results are out of rank order: no
@@ -634,6 +655,6 @@ pub(super) mod tests {
     #[test]
     fn unknown_bytes_are_reported_or_become_unk() {
         let e = encoder();
-        assert_eq!(e.encode(b"axb", &mut Scratch::default(), &mut Vec::new()), Err(UnknownByte(1)));
+        assert_eq!(e.encode(b"axb", &mut Scratch::default(), &mut Vec::new()), Err(PieceError::UnknownByte(1)));
     }
 }

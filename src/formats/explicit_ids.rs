@@ -22,7 +22,7 @@ pub(crate) fn bad_line(path: &str, line: usize, what: impl std::fmt::Display) ->
 
 /// The text of a vocabulary file, which must be UTF-8.
 pub(crate) fn read_utf8(path: &str) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    let bytes = super::read_file(path)?;
     String::from_utf8(bytes).map_err(|e| Error::utf8_vocabulary(path, e.utf8_error().valid_up_to()))
 }
 

@@ -40,7 +40,7 @@ pub fn load(path: &str) -> Result<Tokenizer> {
     if !std::path::Path::new(path).is_file() {
         return Err(Error::io(path, &std::io::ErrorKind::NotFound.into()));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    let bytes = super::read_file(path)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         Error::value(format!(
             "{} is not a valid tokenizer.json: it is not UTF-8 (invalid byte sequence at byte offset {})",

@@ -14,3 +14,17 @@ pub mod gpt2;
 pub mod hf;
 pub mod native;
 pub mod tiktoken;
+
+use crate::error::{Error, Result};
+
+/// The bytes of a file, its buffer reserved fallibly (a `MemoryError` naming the size, not an abort, when a
+/// huge file does not fit).
+pub(crate) fn read_file(path: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = Vec::new();
+    crate::error::try_reserve(&mut bytes, size.saturating_add(1), "reading the file")?;
+    file.read_to_end(&mut bytes).map_err(|e| Error::io(path, &e))?;
+    Ok(bytes)
+}

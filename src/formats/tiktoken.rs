@@ -11,7 +11,11 @@ use crate::tokenizer::Tokenizer;
 
 /// Reads a tiktoken rank file: one `base64(token) rank` per line.
 pub fn read_ranks(path: &str) -> Result<Vec<(Vec<u8>, u32)>> {
-    let text = explicit_ids::read_utf8(path)?;
+    parse_ranks(&explicit_ids::read_utf8(path)?, path)
+}
+
+/// The ranks in the text of a tiktoken rank file; `path` names it in messages.
+pub fn parse_ranks(text: &str, path: &str) -> Result<Vec<(Vec<u8>, u32)>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -42,7 +46,20 @@ pub fn read_ranks(path: &str) -> Result<Vec<(Vec<u8>, u32)>> {
 /// A tokenizer from a tiktoken rank file, with the pattern and the special tokens `(text, id)` of its
 /// encoding (neither is in the file).
 pub fn load(path: &str, pattern: Pattern, specials: &[(String, u32)]) -> Result<Tokenizer> {
-    let ranks = read_ranks(path)?;
+    tokenizer_of(path, read_ranks(path)?, pattern, specials)
+}
+
+/// `load` from the text of a rank file (`source` names it in messages).
+pub fn load_str(text: &str, source: &str, pattern: Pattern, specials: &[(String, u32)]) -> Result<Tokenizer> {
+    tokenizer_of(source, parse_ranks(text, source)?, pattern, specials)
+}
+
+fn tokenizer_of(
+    path: &str,
+    ranks: Vec<(Vec<u8>, u32)>,
+    pattern: Pattern,
+    specials: &[(String, u32)],
+) -> Result<Tokenizer> {
     let (vocab, encoder) = explicit_ids::from_ranks(path, ranks, specials)?;
     let mut ordered = specials.to_vec();
     ordered.sort_by_key(|s| s.1);

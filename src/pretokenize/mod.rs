@@ -61,6 +61,13 @@ pub fn lowercase(text: &str) -> String {
     if text.contains('Σ') { text.chars().flat_map(char::to_lowercase).collect() } else { text.to_lowercase() }
 }
 
+/// Whether `c` is whitespace (`\s`) and whether it is a letter or number (`\p{L}`, `\p{N}`), by the classes
+/// the built-in patterns' splitters use (for `crate::cutting`, which cuts where they always end a piece).
+pub fn char_classes(c: char) -> (bool, bool) {
+    let classes = classes::table().of_code_point(c as u32);
+    (classes & classes::SPACE != 0, classes & (classes::LETTER | classes::NUMBER) != 0)
+}
+
 /// Which pattern splits the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -270,11 +277,23 @@ impl PreTokenizer {
     }
 }
 
+/// Special tokens longer than this (in bytes) are found by a substring search of their own, not by the
+/// automaton (see `SpecialMatcher`).
+const LONG_SPECIAL_TOKEN: usize = 256;
+
 /// Finds special tokens in text (leftmost, then longest).
+///
+/// Short tokens go into one Aho-Corasick automaton; each long one (over `LONG_SPECIAL_TOKEN` bytes) has a
+/// substring finder (memchr's two-way search: linear time, memory independent of its length). An automaton
+/// holding a long token cost time quadratic in its length to build as a DFA (100 000 characters: 31 s), and
+/// ~80 bytes per byte of it as an NFA (a 10 MB token: 800 MB and 3 s).
 #[derive(Clone, Debug)]
 pub struct SpecialMatcher {
     tokens: Vec<String>,
-    automaton: Option<AhoCorasick>,
+    /// The short tokens' automaton, and each of its patterns' index in `tokens`.
+    automaton: Option<(AhoCorasick, Vec<usize>)>,
+    /// Each long token's index in `tokens` and its finder.
+    long: Vec<(usize, memchr::memmem::Finder<'static>)>,
 }
 
 /// A part of a text: ordinary text, or the special token with this index (into the matcher's list).
@@ -286,17 +305,18 @@ pub enum Segment<'t> {
 
 impl SpecialMatcher {
     pub fn new(tokens: &[String]) -> SpecialMatcher {
-        let automaton = if tokens.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(tokens)
-                    .expect("special tokens are plain strings, which always build"),
-            )
-        };
-        SpecialMatcher { tokens: tokens.to_vec(), automaton }
+        let (short, long): (Vec<usize>, Vec<usize>) =
+            (0..tokens.len()).partition(|&i| tokens[i].len() <= LONG_SPECIAL_TOKEN);
+        let automaton = (!short.is_empty()).then(|| {
+            let automaton = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(short.iter().map(|&i| &tokens[i]))
+                .expect("special tokens are plain strings, which always build");
+            (automaton, short)
+        });
+        let long =
+            long.into_iter().map(|i| (i, memchr::memmem::Finder::new(tokens[i].as_bytes()).into_owned())).collect();
+        SpecialMatcher { tokens: tokens.to_vec(), automaton, long }
     }
 
     pub fn tokens(&self) -> &[String] {
@@ -306,22 +326,44 @@ impl SpecialMatcher {
     /// The first special token in `text`: (its index, its byte offset). One pass for all of them (finding
     /// each in turn was five passes over every text for cl100k, a fifth of `encode`'s time on English).
     pub fn find_first(&self, text: &str) -> Option<(usize, usize)> {
-        let m = self.automaton.as_ref()?.find(text)?;
-        Some((m.pattern().as_usize(), m.start()))
+        let mut next_long = vec![None; self.long.len()];
+        self.next_match(text, 0, &mut next_long).map(|(i, start, _)| (i, start))
+    }
+
+    /// The leftmost-longest match at or after `from`: (index, start, end). `next_long[k]` caches where long
+    /// token k occurs next (None: not searched yet; `usize::MAX`: nowhere after the last search), so that a
+    /// text with many matches searches for each long token about once, not from every match on.
+    fn next_match(&self, text: &str, from: usize, next_long: &mut [Option<usize>]) -> Option<(usize, usize, usize)> {
+        let mut best = self.automaton.as_ref().and_then(|(ac, index)| {
+            let m = ac.find(aho_corasick::Input::new(text).range(from..))?;
+            Some((index[m.pattern().as_usize()], m.start(), m.end()))
+        });
+        for ((i, finder), next) in self.long.iter().zip(next_long.iter_mut()) {
+            let at = match *next {
+                Some(at) if at >= from => at,
+                _ => *next.insert(finder.find(&text.as_bytes()[from..]).map_or(usize::MAX, |at| from + at)),
+            };
+            if at == usize::MAX {
+                continue;
+            }
+            let end = at + self.tokens[*i].len();
+            if best.is_none_or(|(_, start, best_end)| at < start || (at == start && end > best_end)) {
+                best = Some((*i, at, end));
+            }
+        }
+        best
     }
 
     /// Calls `f` on the ordinary-text parts and the special tokens of `text`, in order.
     pub fn segments<'t>(&self, text: &'t str, mut f: impl FnMut(Segment<'t>) -> Result<()>) -> Result<()> {
-        let Some(ac) = &self.automaton else {
-            return if text.is_empty() { Ok(()) } else { f(Segment::Text(text)) };
-        };
+        let mut next_long = vec![None; self.long.len()];
         let mut last = 0;
-        for m in ac.find_iter(text) {
-            if m.start() > last {
-                f(Segment::Text(&text[last..m.start()]))?;
+        while let Some((i, start, end)) = self.next_match(text, last, &mut next_long) {
+            if start > last {
+                f(Segment::Text(&text[last..start]))?;
             }
-            f(Segment::Special(m.pattern().as_usize()))?;
-            last = m.end();
+            f(Segment::Special(i))?;
+            last = end;
         }
         if last < text.len() {
             f(Segment::Text(&text[last..]))?;
@@ -413,6 +455,54 @@ mod tests {
     fn bad_regex_is_a_value_error() {
         let err = PreTokenizer::new(Pattern::dropping("(")).unwrap_err();
         assert!(err.message.contains("not a valid regex"));
+    }
+
+    #[test]
+    fn long_special_tokens_are_found_like_short_ones() {
+        // Leftmost, then longest, among short tokens (the automaton) and long ones (their own finders).
+        let long_a = format!("<{}>", "a".repeat(300));
+        let long_b = format!("<{}", "a".repeat(400));
+        let tokens: Vec<String> = vec!["<".into(), long_a.clone(), "<a".into(), long_b.clone(), "a>".into()];
+        let naive = |text: &str| {
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                let found = tokens.iter().enumerate().filter(|(_, t)| text[at..].starts_with(t.as_str()));
+                match found.max_by_key(|(i, t)| (t.len(), usize::MAX - i)) {
+                    Some((i, t)) => {
+                        out.push(format!("#{i}"));
+                        at += t.len();
+                    }
+                    None => {
+                        out.push(text[at..at + 1].to_string());
+                        at += 1;
+                    }
+                }
+            }
+            out
+        };
+        let matcher = SpecialMatcher::new(&tokens);
+        assert_eq!(matcher.long.len(), 2);
+        for text in [
+            format!("x{long_a}y{long_b}z{long_a}{long_a}<a"),
+            format!("{long_b}a>{long_a}"),
+            format!("<{}", "a".repeat(399)),
+            format!("{}{}", long_a, "a".repeat(50)),
+        ] {
+            let mut got = Vec::new();
+            matcher
+                .segments(&text, |s| {
+                    match s {
+                        Segment::Text(t) => got.extend(t.chars().map(String::from)),
+                        Segment::Special(i) => got.push(format!("#{i}")),
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, naive(&text));
+            let first = naive(&text).iter().position(|p| p.starts_with('#'));
+            assert_eq!(matcher.find_first(&text).is_some(), first.is_some());
+        }
     }
 
     #[test]

@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 use super::layout::SymbolWords;
 use super::{Engine, Merger, TieBreak, TrainConfig};
 use crate::encode::caches::Scratch;
-use crate::encode::piece::PieceEncoder;
+use crate::encode::piece::{PieceEncoder, PieceError};
 use crate::error::{Error, Result, py_repr};
 use crate::pretokenize::PreTokenizer;
 use crate::tokenizer::Tokenizer;
@@ -281,7 +281,10 @@ fn encode_fast(
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
 ) -> Result<()> {
-    encoder.encode(word.as_bytes(), scratch, out).map_err(|unknown| unknown_unit(vocab, word, unknown.0))
+    encoder.encode(word.as_bytes(), scratch, out).map_err(|error| match error {
+        PieceError::UnknownByte(offset) => unknown_unit(vocab, word, offset),
+        PieceError::OutOfMemory(bytes) => Error::memory(bytes, "extending (encoding a word)"),
+    })
 }
 
 /// A word through the general path (vocabularies with word markers), as `Tokenizer::encode` takes it.

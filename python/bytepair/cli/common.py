@@ -68,9 +68,11 @@ def input_documents(args: argparse.Namespace, tok: Tokenizer | None, progress: P
         input_paths(args.files),
         split=getattr(args, "documents", "file"),
         jsonl_field=args.jsonl_field,
-        cut=tok is None or corpus.can_cut(tok),
+        cut=tok is None or corpus.can_stream(tok),
         errors=args.errors,
         progress=progress,
+        tokenizer=tok,
+        special=getattr(args, "special", "error"),
     )
 
 
