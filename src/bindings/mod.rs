@@ -1,7 +1,8 @@
 //! PyO3 bindings of `bytepair._core`: type conversion, releasing the GIL around long work, and mapping errors
 //! to Python exceptions. No tokenizer logic lives here, and no file layout (that is `crate::formats`). One
-//! file per Python class: `word_counts` (WordCounts), `tokenizer` (CoreTokenizer), `fasta` (FastaRecords),
-//! `training` (train_counts); `batch` is `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
+//! file per Python class: `word_counts` (WordCounts, and PartialCounts: counts merged across workers),
+//! `tokenizer` (CoreTokenizer), `fasta` (FastaRecords), `training` (train_counts); `batch` is
+//! `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
 
 mod batch;
 mod fasta;
@@ -68,6 +69,7 @@ fn lock_attached<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> std::sync::Mutex
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<word_counts::WordCounts>()?;
+    m.add_class::<word_counts::PartialCounts>()?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;
     m.add_function(wrap_pyfunction!(training::train_counts, m)?)?;
