@@ -14,11 +14,12 @@ from pathlib import Path
 
 from .. import corpus
 from ..dna import dna_stats, iter_fasta, train_dna
-from ..formats import folder
+from ..formats import compressed, folder
 from ..progress import Progress
 from ..streams import encode_stream
 from ..training import train
 from .common import CommandError, input_paths, megabytes, output_folder, positive, progress_on
+from .scale import train_at_scale
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -43,10 +44,17 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{', '.join(given)} {'is a DNA option' if len(given) == 1 else 'are DNA options'}, "
             f"for --fasta FILE (for text, --initial-alphabet adds characters)"
         )
+    if args.engine is not None or args.from_counts is not None:
+        return train_at_scale(args)
+    for option, value in (("--workers", args.workers), ("--ray-address", args.ray_address)):
+        if value is not None:
+            raise CommandError(f"{option} is for training at scale: add --engine local (or ray)")
     args.mode, args.pattern = args.mode or "byte", args.pattern or "gpt2"
     args.initial_alphabet = args.initial_alphabet or "all"
     if not args.files:
-        raise CommandError("nothing to train on: give text FILEs (or - for standard input), or --fasta FILE")
+        raise CommandError(
+            "nothing to train on: give text FILEs (or - for standard input), --from-counts COUNTS, or --fasta FILE"
+        )
     paths = input_paths(args.files)
     out = output_folder(args.output)
     pattern = None if args.pattern.lower() == "none" else args.pattern
@@ -76,7 +84,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             with open(kept, "wb") as f:
                 shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
             paths = [kept if p == "-" else p for p in paths]
-        size = sum(os.path.getsize(p) for p in paths)
+        size = sum(compressed.file_info(p).size for p in paths)
+        records = args.jsonl_field is not None or any(corpus.input_kind(p) != "text" for p in paths)
         start = time.perf_counter()
         if args.jsonl_field is not None:
             texts = (piece.text for piece in corpus.documents(paths, jsonl_field=args.jsonl_field, errors=args.errors))
@@ -120,7 +129,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:  # the text's size (a .gz file's is its compressed size on disk)
         print(
             f"  training text: {megabytes(summary.bytes)} {in_files}, "
-            f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
+            f"{summary.documents if records else len(paths)} document(s) -> {summary.tokens:,} tokens, "
             f"{summary.bytes_per_token:.2f} bytes per token"
         )
     print("  wrote " + ", ".join(str(p) for p in written))
