@@ -592,12 +592,19 @@ def line_number(path: str, offset: int) -> int:
 def _opened(part: Part) -> Iterator[tuple[BinaryIO, CountingReader, int]]:
     """The part's decompressed bytes positioned at its first line, the counter of stored bytes read, and the
     offset of that first line in the (decompressed) file."""
-    counter, stream = open_counted(part.file.path)
-    try:
+    if part.start == 0:
+        counter, stream = open_counted(part.file.path)
         start = 0
-        if part.start:
-            start = _line_start(stream, part.start)
-            counter.count = 0  # the bytes skipped to get here are another part's
+    else:  # a byte range of a plain local file: find its first line in the file itself, then count from there
+        raw = open(part.file.path, "rb")  # noqa: SIM115  # closed with the counter
+        try:
+            start = _line_start(raw, part.start)
+        except BaseException:
+            raw.close()
+            raise
+        counter = CountingReader(raw)
+        stream = io.BufferedReader(counter, 1 << 16)
+    try:
         yield stream, counter, start
     finally:
         stream.close()

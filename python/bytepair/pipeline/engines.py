@@ -330,9 +330,14 @@ class RayEngine(Engine):
             options: dict[str, Any] = dict(
                 include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR, configure_logging=True
             )
-            if address is None:
+            if address is None:  # a Ray of our own, on the loopback address, with a modest object store
                 options["num_cpus"] = max(_cores(), (workers or 1) * (threads or 1))
-            ray.init(address=address, **options)
+                options["object_store_memory"] = 512 << 20
+                options["_node_ip_address"] = "127.0.0.1"
+            else:
+                del options["include_dashboard"]  # (a setting of the cluster, not of a driver joining it)
+            # address="local": a new Ray of our own, never a cluster someone else started on this machine.
+            ray.init(address=address or "local", **options)
             self.start_seconds = time.perf_counter() - begin
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = workers or max(1, cpus // (threads or 1))
