@@ -44,6 +44,8 @@ class CountedWords:
     pattern: str | None = "gpt2"
     lowercase: bool = False
     special_tokens: tuple[str, ...] = field(default=())
+    #: The largest peak memory of a worker that counted them (MB), when workers did (`count_corpus`).
+    worker_peak_rss_mb: float | None = field(default=None, compare=False)
 
     @classmethod
     def from_texts(

@@ -87,6 +87,7 @@ def count_corpus(
         # A tree: whenever two sets of counts are ready, a task merges them (in any order: see the module notes).
         ready: list[Any] = []
         merges = 0
+        worker_peak: float | None = None
         try:
             while eng.busy:
                 event = eng.next(0.2)
@@ -98,6 +99,9 @@ def count_corpus(
                 )
                 if event is None:
                     continue
+                peak = event.summary.get("peak_rss_mb")
+                if peak is not None:
+                    worker_peak = max(worker_peak or 0.0, peak)
                 ready.append(event.payload)
                 while len(ready) >= 2:
                     merges += 1
@@ -105,7 +109,7 @@ def count_corpus(
         finally:
             bar.finish()
         merged = _core.PartialCounts.from_bytes(eng.get(ready[0])) if ready else _core.PartialCounts()
-    return CountedWords(merged, pattern, lowercase, specials)
+    return CountedWords(merged, pattern, lowercase, specials, worker_peak_rss_mb=worker_peak)
 
 
 def train_corpus(

@@ -105,6 +105,8 @@ class EncodeResult:
     engine_stop_seconds: float
     workers: int
     threads: int
+    #: The largest peak memory of a worker process in this run (MB; None when no task ran or not on Linux).
+    worker_peak_rss_mb: float | None = None
 
     @property
     def documents(self) -> int:
@@ -243,6 +245,7 @@ def encode_corpus(
     todo = [task for task in tasks if task.index not in done]
     start_seconds = stop_seconds = 0.0
     workers_used, threads_used = workers or 0, threads or 0
+    worker_peak: float | None = None
     bar = Progress("encoding", show_progress(progress))
     bar.total = sum(f.size for f in files)
     if todo:
@@ -266,6 +269,9 @@ def encode_corpus(
                 )
                 if event is None:
                     continue
+                peak = event.summary.pop("peak_rss_mb", None)
+                if peak is not None:
+                    worker_peak = max(worker_peak or 0.0, peak)
                 done[int(event.key)] = event.summary
                 _save_state(staging, identity, done)
                 finished += 1
@@ -289,6 +295,7 @@ def encode_corpus(
         stop_seconds,
         workers_used,
         threads_used,
+        worker_peak,
     )
 
 

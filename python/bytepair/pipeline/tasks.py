@@ -35,6 +35,7 @@ __all__ = [
     "EncodeTask",
     "ProgressBoard",
     "is_validation",
+    "peak_rss_mb",
     "run_on_ray",
 ]
 
@@ -95,6 +96,18 @@ class Context:
     job: Any
     threads: int
     cache: dict[str, Any] = field(default_factory=dict)
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident memory (Linux's VmHWM), MB: what a task reports of its worker."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):  # pragma: no cover (not Linux)
+        pass
+    return None
 
 
 def is_validation(name: str, key: int, fraction: float) -> bool:
@@ -242,7 +255,8 @@ def encode_task(context: Context, key: str, report: Report, task: EncodeTask) ->
     summaries = {split: shard.finish() for split, shard in shards.items()}
     totals["tokens"] = sum(s["tokens"] for s in summaries.values())
     totals["input_bytes"] = sum(read.values())
-    return {"index": task.index, "shards": summaries, "report": totals, "text_bytes": text_bytes}, None
+    summary = {"index": task.index, "shards": summaries, "report": totals, "text_bytes": text_bytes}
+    return summary | {"peak_rss_mb": peak_rss_mb()}, None
 
 
 # -- counting ---------------------------------------------------------------------------------------------------
@@ -272,14 +286,14 @@ def count_task(context: Context, key: str, report: Report, part: Part) -> tuple[
             _maybe_die(job.fault, key)
     counts = counter.take_unit(part.index)
     totals["words"] = len(counts)
-    return {"report": totals, "bytes_seen": counts.bytes_seen}, counts.to_bytes()
+    return {"report": totals, "bytes_seen": counts.bytes_seen, "peak_rss_mb": peak_rss_mb()}, counts.to_bytes()
 
 
 def merge_task(context: Context, key: str, report: Report, first: bytes, second: bytes) -> tuple[dict[str, Any], bytes]:
     """Merges two sets of counts (in any order: each word keeps its earliest first position)."""
     merged = _core.PartialCounts.from_bytes(first)
     merged.merge(_core.PartialCounts.from_bytes(second))
-    return {"words": len(merged)}, merged.to_bytes()
+    return {"words": len(merged), "peak_rss_mb": peak_rss_mb()}, merged.to_bytes()
 
 
 FUNCTIONS: dict[str, Callable[..., tuple[dict[str, Any], Any]]] = {
