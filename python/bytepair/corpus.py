@@ -443,7 +443,12 @@ def expand_inputs(inputs: Sequence[PathLike], *, field_given: bool = False) -> l
         given = os.fspath(item)
         if compressed.is_url(given):
             paths = compressed.glob_url(given)
-            base = _glob_base(given)
+            if any(c in given.partition("://")[2] for c in "*?["):
+                base = _glob_base(given)
+            elif paths == [given]:  # a file
+                base = given.rsplit("/", 1)[0]
+            else:  # a folder
+                base = given
         elif os.path.isdir(given):
             paths = sorted(
                 os.path.join(folder, name)

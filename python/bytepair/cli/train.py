@@ -30,6 +30,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.fasta:
         if args.files:
             raise CommandError("give text FILEs or --fasta files, not both")
+        if args.engine is not None or args.from_counts is not None:
+            raise CommandError("--engine and --from-counts are for text FILEs, not --fasta")
         return train_fasta(args)
     dna_only = {
         "--alphabet": args.alphabet is not None,

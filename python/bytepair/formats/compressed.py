@@ -47,6 +47,7 @@ __all__ = [
     "is_url",
     "open_input",
     "open_raw",
+    "open_seekable",
 ]
 
 #: File endings and the compression they mean.
@@ -158,7 +159,18 @@ def open_raw(path: str) -> BinaryIO:
             raise IsADirectoryError(f"{path!r} is a directory: pass the files in it")
         return open(path, "rb")  # the caller closes it
     fs, inner = _filesystem(path)
-    stream: BinaryIO = fs.open_input_stream(inner)
+    # compression=None: pyarrow would decompress by the file's ending itself ("detect"); that is done here.
+    stream: BinaryIO = fs.open_input_stream(inner, compression=None)
+    return stream
+
+
+def open_seekable(path: str) -> BinaryIO:
+    """The file's stored bytes with random access (parquet files are read from their end): a local file, or a
+    URL's random-access file."""
+    if not is_url(path):
+        return open_raw(path)
+    fs, inner = _filesystem(path)
+    stream: BinaryIO = fs.open_input_file(inner)
     return stream
 
 

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from .compressed import compression_of, open_input, open_raw
+from .compressed import compression_of, open_input, open_seekable
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
@@ -52,7 +52,7 @@ def open_parquet(path: str) -> Iterator[pq.ParquetFile]:
                 shutil.copyfileobj(stream, f, 1 << 20)
             source = stack.enter_context(open(plain, "rb"))
         else:
-            source = stack.enter_context(open_raw(path))
+            source = stack.enter_context(open_seekable(path))
         try:
             file = pq.ParquetFile(source, buffer_size=1 << 20, pre_buffer=False)
         except (pa.ArrowInvalid, OSError) as e:
