@@ -16,7 +16,7 @@ engine with 1 and 2 workers and its Ray engine with 1 and 2 workers (Megatron sh
 reported apart), single-process `bytepair encode -o FILE --format bin`, datatrove's MegatronDocumentTokenizer
 (HF tokenizers) on its LocalPipelineExecutor with 2 tasks, gigatoken's `encode_files`. MB/s is text (UTF-8 bytes
 of the documents) per second of wall time; memory is the peak resident set of each worker process (bytepair's
-workers report their own VmHWM; datatrove's the largest of its worker processes, from wait4). Ids are compared
+workers report their own VmHWM; datatrove's is the largest VmHWM of its worker processes, sampled from /proc). Ids are compared
 with HF tokenizers on a sample of documents, and datatrove's shards with bytepair's.
 
 Training (vocab 32 000): `bytepair train --engine local --workers 2` (words counted by workers, merged, trained)
@@ -31,7 +31,6 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
 import struct
 import subprocess
@@ -172,6 +171,38 @@ def read_megatron(prefix: Path, count: int) -> list[list[int]]:
     return [tokens[p // size : p // size + n].tolist() for p, n in list(zip(pointers, lengths))[:count]]
 
 
+class GroupPeak:
+    """The largest peak memory (VmHWM) of the other processes of this process's group — datatrove's workers,
+    which are not this process's children (a fork server's) and so are not in wait4's figures — sampled every
+    0.2 s from /proc while the job runs."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0.0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        group, me = os.getpgrp(), os.getpid()
+        while not self.stopped.wait(0.2):
+            for name in os.listdir("/proc"):
+                if not name.isdigit() or int(name) == me:
+                    continue
+                try:
+                    fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+                    if int(fields[2]) == group:
+                        self.peak = max(self.peak, peak_rss_mb(name) or 0.0)
+                except (OSError, ValueError, IndexError):
+                    continue
+
+    def stop(self) -> float:
+        self.stopped.set()
+        self.thread.join()
+        return self.peak
+
+
 def child(spec: dict) -> None:
     """One measured job (run as `scale.py --child SPEC`); writes its result to spec["result"]."""
     kind, inputs, out = spec["kind"], Path(spec["inputs"]), Path(spec["out"])
@@ -207,11 +238,11 @@ def child(spec: dict) -> None:
         out.mkdir(parents=True)
         command = [str(Path(sys.executable).with_name("bytepair")), "encode", *sorted(map(str, inputs.glob("part-*")))]
         command += ["-t", str(GPT2_JSON), "--format", "bin", "--special", "allow", "-o", str(out / "all.bin")]
+        sampler = GroupPeak()
         process = subprocess.run(command, capture_output=True, text=True)
         if process.returncode != 0:
             raise RuntimeError(process.stderr[-500:])
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        result = {"worker_peak_rss_mb": usage.ru_maxrss / 1024, "summary": process.stderr.strip()[-300:]}
+        result = {"worker_peak_rss_mb": sampler.stop(), "summary": process.stderr.strip()[-300:]}
     elif kind == "datatrove":
         from datatrove.executor import LocalPipelineExecutor
         from datatrove.pipeline.readers import JsonlReader, ParquetReader
@@ -223,11 +254,11 @@ def child(spec: dict) -> None:
             MegatronDocumentTokenizer(str(out / "shards"), tokenizer_name_or_path=str(GPT2_JSON)),
         ]
         executor = LocalPipelineExecutor(pipeline, tasks=2, workers=2, logging_dir=str(out / "logs"))
+        sampler = GroupPeak()
         executor.run()
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         first = sorted((out / "shards").glob("*.idx"))[0]
         result = {
-            "worker_peak_rss_mb": usage.ru_maxrss / 1024,
+            "worker_peak_rss_mb": sampler.stop(),
             "first": read_megatron(first.with_suffix(""), spec["sample"]),
         }
     elif kind == "gigatoken":
@@ -253,13 +284,13 @@ def child(spec: dict) -> None:
         command += ["--special-token", "<|endoftext|>", "-o", str(out / "tok")]
         if kind == "train-local":
             command += ["--engine", "local", "--workers", "2"]
+        sampler = GroupPeak()
         process = subprocess.run(command, capture_output=True, text=True)
         if process.returncode != 0:
             raise RuntimeError(process.stderr[-500:])
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         merges = json.loads((out / "tok" / "bytepair.json").read_text()).get("merges")
         result = {
-            "worker_peak_rss_mb": usage.ru_maxrss / 1024,
+            "worker_peak_rss_mb": sampler.stop(),
             "merges_sha": _digest(merges),
             "output": process.stdout[-400:],
         }

@@ -59,8 +59,8 @@ class Progress:
         rate = self.done / seconds
         speed = f"{rate / 1e6:.1f} MB/s"
         tokens = f"{self.tokens:,} tokens"
-        if self.documents is not None:
-            tokens = f"{self.documents:,} docs  {tokens}"
+        if self.documents is not None:  # (counting words makes no tokens: then documents only)
+            tokens = f"{self.documents:,} docs" + (f"  {tokens}" if self.tokens else "")
         if self.total and rate > 0 and self.done < self.total:
             left = (self.total - self.done) / rate
             speed += f"  ETA {int(left) // 3600}:{int(left) // 60 % 60:02d}:{int(left) % 60:02d}"
