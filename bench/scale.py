@@ -359,7 +359,7 @@ def render_chart(report: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = [(n, r["mb_s"]) for n, r in report["encode"].items() if "mb_s" in r]
-    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * len(rows)))
+    fig, ax = plt.subplots(figsize=(8, max(2.5, 0.8 + 0.45 * len(rows))))
     ax.barh([n for n, _ in rows][::-1], [v for _, v in rows][::-1], color="#4477aa")
     ax.set_xlabel("MB of text per second (wall time, same files, same run)")
     ax.set_title("Encoding a corpus into token shards, GPT-2" + (" (quick)" if report["quick"] else ""))
