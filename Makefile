@@ -4,8 +4,8 @@
 # and: make lint (ruff, ruff format --check, mypy --strict, clippy, rustfmt --check), make build (just the
 # extension into .venv), make bench (training), make bench-encode (encoding), make bench-genome (DNA: E. coli
 # and synthetic genomes vs HF tokenizers and SentencePiece), make bench-variants (extend, sizes, SuperBPE, merge
-# control vs plain training), make fuzz (the file formats' fuzz targets for FUZZ_SECONDS each; part of make
-# test), make clean.
+# control vs plain training), make bench-scale (sharded encoding and training at scale vs datatrove and
+# gigatoken), make fuzz (the file formats' fuzz targets for FUZZ_SECONDS each; part of make test), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -15,10 +15,11 @@ PY     := $(BIN)/python
 BUILD_DEPS := $(VENV)/.build-deps
 TEST_DEPS  := $(VENV)/.test-deps
 BENCH_DEPS := $(VENV)/.bench-deps
+SCALE_BENCH_DEPS := $(VENV)/.scale-bench-deps
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test lint build bench bench-encode bench-genome bench-variants fuzz clean
+.PHONY: demo test lint build bench bench-encode bench-genome bench-variants bench-scale fuzz clean
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
@@ -77,6 +78,16 @@ bench-genome: $(BUILT) $(BENCH_DEPS)
 bench-encode: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/encode.py $(ENCODE_ARGS)
 
+# make bench-scale SCALE_ARGS=--quick (100 MB corpus; default: >= 2 GB built into bench/.cache/): see bench/scale.py.
+bench-scale: $(BUILT) $(SCALE_BENCH_DEPS)
+	$(PY) bench/scale.py $(SCALE_ARGS)
+
+# The scale benchmark's peers: datatrove (+ orjson) and gigatoken, beside Ray and matplotlib.
+$(SCALE_BENCH_DEPS): pyproject.toml Makefile | $(VENV)/bin/activate
+	$(PY) -m pip install --quiet "zstandard>=0.22" "pyarrow>=16" "ray>=2.9" "datatrove>=0.4" orjson "gigatoken>=0.10" \
+		"tokenizers>=0.15" matplotlib psutil
+	touch $@
+
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 
@@ -88,6 +99,8 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers \
 		"mypy>=1.8" "ruff>=0.15" types-regex "selenium>=4.11" matplotlib
+	# Corpora at scale: the core's readers (zstandard, pyarrow) and the Ray engine's tests (ray).
+	$(PY) -m pip install --quiet "zstandard>=0.22" "pyarrow>=16" "ray>=2.9"
 	touch $@
 
 # The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.

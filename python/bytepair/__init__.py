@@ -16,6 +16,8 @@ Where things are (each module's docstring says more):
 - `encodings`: tiktoken's named encodings (`get_encoding`);
 - `formats`: one module per file format (bytepair's JSON, HF tokenizer.json, tiktoken, GPT-2, FASTA, id files);
 - `corpus`: what a corpus can be, and reading text files as documents; `streams`: encoding them to id files;
+- `pipeline`: the same at scale — `encode_corpus` (sharded, resumable), `count_corpus` / `train_corpus`
+  (words counted by workers), on local processes or Ray;
 - `dna`: DNA tokenizers; `reference`: the textbook algorithm; `cli`: the command line;
 - `describe`, `viewer`, `compare`, `explain`, `viz`: inspecting, showing and comparing tokenizations.
 """
@@ -30,6 +32,8 @@ from .corpus import Corpus, PathLike
 from .dna import DnaStats, FastaRecord, dna_stats, iter_fasta, read_fasta, reverse_complement, train_dna
 from .encodings import ENCODINGS, get_encoding
 from .formats import load_tokenizer
+from .formats.counts import CountedWords
+from .pipeline import EncodeResult, count_corpus, encode_corpus, train_corpus
 from .training import (
     FORBID_ACROSS_CLASSES,
     MODES,
@@ -54,20 +58,25 @@ __all__ = [
     "SUPERWORDS_PATTERN",
     "TIE_BREAKS",
     "Corpus",
+    "CountedWords",
     "DnaStats",
+    "EncodeResult",
     "FastaRecord",
     "PathLike",
     "Tokenizer",
     "TrainSettings",
     "Veto",
     "__version__",
+    "count_corpus",
     "dna_stats",
+    "encode_corpus",
     "get_encoding",
     "iter_fasta",
     "load_tokenizer",
     "read_fasta",
     "reverse_complement",
     "train",
+    "train_corpus",
     "train_dna",
     "train_from_counts",
 ]

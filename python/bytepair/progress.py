@@ -34,6 +34,7 @@ class Progress:
         self.total: int | None = None
         self.done = 0
         self.tokens = 0
+        self.documents: int | None = None  # shown when set (see `set`)
         self.start = time.perf_counter()
         self._shown = 0.0
 
@@ -47,10 +48,22 @@ class Progress:
             self._shown = now
             self._draw(now)
 
+    def set(self, done: int, tokens: int, documents: int | None = None) -> None:
+        """Sets the totals so far (bytes read, tokens, documents: jobs whose workers report running totals), and
+        redraws if the last draw is 0.1 s old."""
+        self.tokens, self.documents = tokens, documents
+        self.update(done)
+
     def _draw(self, now: float) -> None:
         seconds = max(now - self.start, 1e-9)
-        speed = f"{self.done / seconds / 1e6:.1f} MB/s"
+        rate = self.done / seconds
+        speed = f"{rate / 1e6:.1f} MB/s"
         tokens = f"{self.tokens:,} tokens"
+        if self.documents is not None:  # (counting words makes no tokens: then documents only)
+            tokens = f"{self.documents:,} docs" + (f"  {tokens}" if self.tokens else "")
+        if self.total and rate > 0 and self.done < self.total:
+            left = (self.total - self.done) / rate
+            speed += f"  ETA {int(left) // 3600}:{int(left) // 60 % 60:02d}:{int(left) % 60:02d}"
         if self.total:
             fraction = min(self.done / self.total, 1.0)
             bar = "█" * int(fraction * 30) + "·" * (30 - int(fraction * 30))

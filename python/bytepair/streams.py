@@ -25,7 +25,16 @@ if TYPE_CHECKING:
     from ._tokenizer import Tokenizer
     from .progress import Progress
 
-__all__ = ["EncodeSummary", "batches", "choose_dtype", "decode_stream", "encode_stream", "special_policy"]
+__all__ = [
+    "EncodeSummary",
+    "batches",
+    "choose_dtype",
+    "decode_stream",
+    "encode_batches",
+    "encode_stream",
+    "separator_id",
+    "special_policy",
+]
 
 # Characters per batch encoded in parallel (the core needs ~10 bytes per character).
 BATCH_CHARS = 2 << 20
@@ -104,7 +113,7 @@ def encode_stream(
     separator: a special token written after each document (e.g. "<|endoftext|>"), or None.
     special: what to do with special-token text in the input (see `special_policy`).
     With `out=None` nothing is written (counting)."""
-    policy = special_policy(tok, special)
+    special_policy(tok, special)  # an unknown value is refused before anything is read
     if format not in ("text", "json", "bin"):
         raise ValueError(f"format must be text, json or bin, not {format!r}")
     if format == "bin":
@@ -114,24 +123,7 @@ def encode_stream(
     start = time.perf_counter()
     width: Literal[2, 4] = 2 if format == "bin" and dtype == "uint16" else 4  # bytes per id from the encoder
     writer = IdWriter(out, format, width, sep_id) if out is not None else None
-    for batch in batches(pieces):
-        texts = [p.text for p in batch]
-        try:
-            packed, lengths = tok.encode_batch_packed(texts, width=width, threads=threads, **policy)
-        except ValueError as e:
-            # The core names the first text that failed ("texts[i]: ..." when it was given several).
-            named = re.match(r"texts\[(\d+)\]: ", str(e))
-            piece = batch[int(named.group(1))] if named else batch[0]
-            message = str(e)[named.end() :] if named else str(e)
-            found = re.search(r"special token ('.*?') \(at", message)
-            if found is None:
-                raise ValueError(piece.place(message)) from None
-            sources = sorted({p.source for p in batch})
-            raise ValueError(
-                f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
-                f"--special allow to encode it as the special token, or --special text to encode it "
-                f'as ordinary text (special="allow" or "text" in Python)'
-            ) from None
+    for batch, packed, lengths in encode_batches(tok, pieces, width=width, threads=threads, special=special):
         offset = 0
         for piece, n in zip(batch, lengths):
             summary.tokens += n
@@ -145,6 +137,51 @@ def encode_stream(
             progress.update(tokens=sum(lengths))
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def encode_batches(
+    tok: Tokenizer,
+    pieces: Iterable[Piece],
+    *,
+    width: Literal[2, 4] = 4,
+    threads: int | None = None,
+    special: str = "error",
+    chars: int = BATCH_CHARS,
+) -> Iterator[tuple[list[Piece], bytearray, list[int]]]:
+    """Pieces encoded a batch at a time (in parallel): (batch, its ids as little-endian `width`-byte integers one
+    piece after another, each piece's number of ids). What `encode_stream` writes from, and the sharded
+    pipeline too. An error names the piece's file (and line) where the core names the text at fault.
+
+    >>> import bytepair
+    >>> tok = bytepair.train(["low lower lowest"] * 5, vocab_size=259)
+    >>> [(len(batch), lengths) for batch, _, lengths in encode_batches(tok, [Piece("low", True, "x")], width=2)]
+    [(1, [1])]
+    """
+    policy = special_policy(tok, special)
+    for batch in batches(pieces, chars):
+        texts = [p.text for p in batch]
+        try:
+            packed, lengths = tok.encode_batch_packed(texts, width=width, threads=threads, **policy)
+        except ValueError as e:
+            raise _named(e, batch) from None
+        yield batch, packed, lengths
+
+
+def _named(e: ValueError, batch: list[Piece]) -> ValueError:
+    """An encoding error of a batch, naming the piece at fault where the core says which it was."""
+    # The core names the first text that failed ("texts[i]: ..." when it was given several).
+    named = re.match(r"texts\[(\d+)\]: ", str(e))
+    piece = batch[int(named.group(1))] if named else batch[0]
+    message = str(e)[named.end() :] if named else str(e)
+    found = re.search(r"special token ('.*?') \(at", message)
+    if found is None:
+        return ValueError(piece.place(message))
+    sources = sorted({p.source for p in batch})
+    return ValueError(
+        f"{', '.join(sources)}: the text contains the special token {found.group(1)}: pass "
+        f"--special allow to encode it as the special token, or --special text to encode it "
+        f'as ordinary text (special="allow" or "text" in Python)'
+    )
 
 
 def decode_stream(
@@ -179,6 +216,12 @@ def decode_stream(
                 out.write(tok.decode_bytes(part))
             pending_join = part_ends
     return total
+
+
+def separator_id(tok: Tokenizer, separator: str) -> int:
+    """The id of the special token `separator` (written after each document); ValueError naming the tokenizer's
+    special tokens when it is not one of them."""
+    return _separator_id(tok, separator)
 
 
 def _separator_id(tok: Tokenizer, separator: str) -> int:

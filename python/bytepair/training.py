@@ -25,7 +25,9 @@ import regex
 from . import _core
 from ._checks import check_pattern, check_special_tokens, check_threads, check_unmatched, thread_request
 from ._tokenizer import Tokenizer
-from .corpus import Corpus, corpus_files, corpus_items
+from .corpus import Corpus, corpus_files, corpus_items, file_texts, read_natively
+from .formats import counts as counts_file
+from .formats.counts import CountedWords
 from .progress import show_progress
 
 __all__ = [
@@ -340,13 +342,13 @@ def _count_with(
         if files is not None:
             for path in files:
                 for counts in all_counts:
-                    counts.add_file(path, errors)
+                    _count_file(counts, path, errors)
         else:
             for kind, item in corpus_items(corpus):
                 for counts in all_counts:
                     if kind == "file":
                         assert isinstance(item, str)
-                        counts.add_file(item, errors)
+                        _count_file(counts, item, errors)
                     else:
                         assert isinstance(item, list)
                         counts.add_texts(item)
@@ -366,6 +368,21 @@ def _count_with(
                 )
             )
     return all_counts
+
+
+def _count_file(counts: _core.WordCounts, path: str, errors: str) -> None:
+    """Counts a file's words: text files line by line in the core; JSON lines and parquet records, and zstd /
+    xz / bz2 files, read here."""
+    if read_natively(path):
+        counts.add_file(path, errors)
+        return
+    for kind, item in file_texts(path, errors=errors):
+        if kind == "lines":
+            assert isinstance(item, str)
+            counts.add_lines(item)
+        else:
+            assert isinstance(item, list)
+            counts.add_texts(item)
 
 
 def train_counts(
@@ -555,8 +572,10 @@ def train(
     corpus: a path (str or Path) to a UTF-8 text file (`.gz` is decompressed), or an iterable whose items are
         texts (str), batches of texts (lists of str, e.g. from `dataset.iter(batch_size=1000)`) or paths (Path
         objects) — a HF `datasets` column such as `dataset["text"]` works as it is. A list or tuple of str
-        that all name existing files is read as a list of files. Files are read line by line (each line with
-        its line break is one text). Glob patterns ("data/*.txt") are expanded.
+        that all name existing files is read as a list of files. Text files are read line by line (each line
+        with its line break is one text); JSON lines (`.jsonl`) and parquet files record by record (each
+        record's "text"); any of them may be `.gz`, `.zst`, `.xz` or `.bz2`. Glob patterns ("data/*.txt") are
+        expanded.
     vocab_size: size of the final vocabulary, special tokens and base alphabet included; or a list of sizes,
         for a list of tokenizers in that order from one run — each exactly what training to that size gives
         (merges are a prefix of the largest run's; see `Tokenizer.truncate`).
@@ -687,7 +706,7 @@ def extend(
 
 
 def train_from_counts(
-    word_counts: Mapping[str, int],
+    word_counts: Mapping[str, int] | CountedWords | str | os.PathLike[str],
     vocab_size: int,
     *,
     mode: Mode = "byte",
@@ -710,6 +729,11 @@ def train_from_counts(
     for tie_break="first_seen"). Words are used as given — not pre-tokenized again — and `pattern` is what
     the tokenizer will use to encode. Words with count 0 are ignored. Other options as in `train`.
 
+    `word_counts` may also be a counts file (`bytepair words -o counts.tsv`) or the `CountedWords` of
+    `bytepair.count_corpus`: its words were made with a pattern, lowercasing and special tokens, which the
+    tokenizer then uses (giving other non-default ones is a ValueError). The merges are those `train` gives on
+    the corpus the words were counted in.
+
     >>> tok = train_from_counts({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, vocab_size=11,
     ...                         mode="char", unk_token="[UNK]")
     >>> tok.merges
@@ -717,6 +741,12 @@ def train_from_counts(
     >>> tok.tokenize("mug")
     ['[UNK]', 'ug']
     """
+    counted = None
+    if isinstance(word_counts, (str, os.PathLike)):
+        word_counts = counts_file.load(word_counts)
+    if isinstance(word_counts, CountedWords):
+        counted = word_counts
+        pattern, lowercase, special_tokens = _counted_settings(counted, pattern, lowercase, special_tokens)
     settings = TrainSettings.from_arguments(
         vocab_size,
         mode=mode,
@@ -735,12 +765,41 @@ def train_from_counts(
         progress=progress,
         unmatched=unmatched,
     )
+    if counted is not None:
+        counts = new_counts(settings)
+        counts.load_counts(counted.counts)  # already normalised and pre-tokenized: taken as they are
+        if len(counts) == 0:
+            raise ValueError("the word counts are empty: there is nothing to train on")
+        return train_counts(counts, settings, stacklevel=2)
+    assert not isinstance(word_counts, CountedWords)
     items = _checked_counts(word_counts)
     counts = new_counts(settings)
     counts.add_counted(items)
     if len(counts) == 0:
         raise ValueError("word_counts is empty (or every count is 0): there is nothing to train on")
     return train_counts(counts, settings, stacklevel=2)
+
+
+def _counted_settings(
+    counted: CountedWords, pattern: str | None, lowercase: bool, special_tokens: Iterable[str]
+) -> tuple[str | None, bool, tuple[str, ...]]:
+    """The pattern, lowercasing and special tokens of counted words; arguments that differ from them (other
+    than the defaults) are an error, since the words were made with these."""
+    given = tuple(special_tokens)
+    clashes = []
+    if pattern != "gpt2" and pattern != counted.pattern:
+        clashes.append(f"pattern={pattern!r} (the words were made with {counted.pattern!r})")
+    if lowercase and not counted.lowercase:
+        clashes.append("lowercase=True (the words were not lowercased)")
+    if given and given != counted.special_tokens:
+        clashes.append(f"special_tokens={list(given)} (the words were cut at {list(counted.special_tokens)})")
+    if clashes:
+        raise ValueError(
+            "these counts were made otherwise: "
+            + "; ".join(clashes)
+            + ". Count the corpus again with these settings, or leave them out"
+        )
+    return counted.pattern, counted.lowercase, counted.special_tokens
 
 
 def _checked_counts(word_counts: object) -> list[tuple[str, int]]:

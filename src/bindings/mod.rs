@@ -1,7 +1,8 @@
 //! PyO3 bindings of `bytepair._core`: type conversion, releasing the GIL around long work, and mapping errors
 //! to Python exceptions. No tokenizer logic lives here, and no file layout (that is `crate::formats`). One
-//! file per Python class: `word_counts` (WordCounts), `tokenizer` (CoreTokenizer), `fasta` (FastaRecords),
-//! `training` (train_counts); `batch` is `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
+//! file per Python class: `word_counts` (WordCounts, and PartialCounts: counts merged across workers),
+//! `tokenizer` (CoreTokenizer), `fasta` (FastaRecords), `training` (train_counts); `batch` is
+//! `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
 
 mod batch;
 mod cutter;
@@ -89,6 +90,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     crate::progress::set_signal_check(check_signals_on_main_thread);
     m.add_class::<word_counts::WordCounts>()?;
+    m.add_class::<word_counts::PartialCounts>()?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;
     m.add_class::<cutter::DocumentCutter>()?;

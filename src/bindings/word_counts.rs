@@ -3,14 +3,17 @@
 
 use std::sync::Mutex;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use super::fasta::sequence_options;
 use super::{check_signals, guarded, lock, lock_attached, to_py};
+use crate::formats::counts_tsv;
 use crate::formats::fasta;
 use crate::pretokenize::{Pattern, Unmatched};
 use crate::progress::Progress;
-use crate::train::counts::{Utf8Errors, WordCounter};
+use crate::train::counts::{FirstSeenCounts, Utf8Errors, WordCounter};
 use crate::train::dna::{self, SequenceStats};
 
 /// Counts words for training. Holds the pattern, special tokens and normaliser, which the trained tokenizer
@@ -74,6 +77,37 @@ impl WordCounts {
                 Ok(())
             })
         })
+    }
+
+    /// Counts the words of a block of whole lines (each line with its line break is one text), as `add_file`
+    /// counts a file's lines.
+    fn add_lines(&self, py: Python<'_>, text: String) -> PyResult<()> {
+        py.detach(|| {
+            guarded(|| {
+                let mut counter = self.counter();
+                counter.add_lines(&text)?;
+                lock(&self.progress).bytes(counter.bytes_seen)?;
+                Ok(())
+            })
+        })
+    }
+
+    /// The words counted so far as the counts of unit `unit` of a larger corpus, each with its first position;
+    /// the counter is left empty for the next unit.
+    fn take_unit(&self, py: Python<'_>, unit: u64) -> PyResult<PartialCounts> {
+        let counts = py.detach(|| guarded(|| self.counter().take_unit(unit)))?;
+        Ok(PartialCounts { counts: Mutex::new(counts) })
+    }
+
+    /// Adds counts merged elsewhere, their words in order of first appearance; `consume` empties `counts`
+    /// (no copy), else they are copied and stay.
+    #[pyo3(signature = (counts, consume=false))]
+    fn load_counts(&self, py: Python<'_>, counts: &PartialCounts, consume: bool) -> PyResult<()> {
+        let taken = {
+            let mut held = lock_attached(py, &counts.counts);
+            if consume { std::mem::take(&mut *held) } else { held.clone() }
+        };
+        py.detach(|| guarded(|| self.counter().load_counts(taken)))
     }
 
     /// Counts the words of a UTF-8 file, line by line.
@@ -191,6 +225,115 @@ impl WordCounts {
     /// The counted words and their counts, in order of first appearance.
     fn items(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
         guarded(|| Ok(self.counter_attached(py).words()?.iter().map(|(w, c)| (w.clone(), *c)).collect()))
+    }
+}
+
+/// Word counts of part of a corpus, each word with its first position in input order: counts from many workers
+/// merge in any order into the counts of the whole corpus, words in order of first appearance.
+#[pyclass(module = "bytepair._core")]
+pub struct PartialCounts {
+    counts: Mutex<FirstSeenCounts>,
+}
+
+#[pymethods]
+impl PartialCounts {
+    #[new]
+    fn new() -> Self {
+        PartialCounts { counts: Mutex::new(FirstSeenCounts::default()) }
+    }
+
+    /// Adds `other`'s counts, leaving it empty.
+    fn merge(&self, py: Python<'_>, other: &PartialCounts) -> PyResult<()> {
+        if std::ptr::eq(self, other) {
+            return Err(PyValueError::new_err("cannot merge counts into themselves"));
+        }
+        let taken = std::mem::take(&mut *lock_attached(py, &other.counts));
+        py.detach(|| {
+            lock(&self.counts).merge(taken);
+        });
+        Ok(())
+    }
+
+    /// The counts as bytes for another process (`from_bytes` reads them back).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let data = py.detach(|| lock(&self.counts).to_bytes());
+        PyBytes::new(py, &data)
+    }
+
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PartialCounts> {
+        let counts = py.detach(|| guarded(|| FirstSeenCounts::from_bytes(data)))?;
+        Ok(PartialCounts { counts: Mutex::new(counts) })
+    }
+
+    /// A word-counts file's text (see `crate::formats::counts_tsv`), words in order of first appearance.
+    fn to_tsv<'py>(
+        &self,
+        py: Python<'py>,
+        pattern: Option<String>,
+        lowercase: bool,
+        special_tokens: Vec<String>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let data = py.detach(|| {
+            guarded(|| {
+                let counts = lock(&self.counts);
+                let header = counts_tsv::Header {
+                    pattern,
+                    lowercase,
+                    special_tokens,
+                    words: counts.len() as u64,
+                    bytes_seen: counts.bytes_seen,
+                    special_bytes: counts.special_bytes,
+                };
+                counts_tsv::write(&header, counts.ordered())
+            })
+        })?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// Reads a word-counts file's text (`name` for messages): the counts (first positions: the line order) and
+    /// the header's (pattern, lowercase, special_tokens), or None for a file without a header.
+    #[staticmethod]
+    #[allow(clippy::type_complexity)]
+    fn from_tsv(
+        py: Python<'_>,
+        data: &[u8],
+        name: &str,
+    ) -> PyResult<(PartialCounts, Option<(Option<String>, bool, Vec<String>)>)> {
+        let (header, words) = py.detach(|| guarded(|| counts_tsv::read(data, name)))?;
+        let mut counts = FirstSeenCounts::default();
+        counts.add_ordered(0, words);
+        let settings = header.map(|h| {
+            counts.bytes_seen = h.bytes_seen;
+            counts.special_bytes = h.special_bytes;
+            (h.pattern, h.lowercase, h.special_tokens)
+        });
+        Ok((PartialCounts { counts: Mutex::new(counts) }, settings))
+    }
+
+    /// An independent copy.
+    fn copy(&self, py: Python<'_>) -> PartialCounts {
+        PartialCounts { counts: Mutex::new(lock_attached(py, &self.counts).clone()) }
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        lock_attached(py, &self.counts).len()
+    }
+
+    #[getter]
+    fn bytes_seen(&self, py: Python<'_>) -> u64 {
+        lock_attached(py, &self.counts).bytes_seen
+    }
+
+    #[getter]
+    fn special_bytes(&self, py: Python<'_>) -> u64 {
+        lock_attached(py, &self.counts).special_bytes
+    }
+
+    /// The words and their counts, in order of first appearance.
+    fn items(&self, py: Python<'_>) -> Vec<(String, u64)> {
+        let counts = lock_attached(py, &self.counts);
+        counts.ordered().into_iter().map(|(w, c)| (w.to_string(), c)).collect()
     }
 }
 

@@ -4,10 +4,12 @@
 //! - `tiktoken`: tiktoken rank files;
 //! - `gpt2`: GPT-2 / HF `vocab.json` + `merges.txt`;
 //! - `hf`: HF tokenizers' `tokenizer.json` (BPE models);
-//! - `fasta`: nucleotide sequences (FASTA/FASTQ) to train on.
+//! - `fasta`: nucleotide sequences (FASTA/FASTQ) to train on;
+//! - `counts_tsv`: word counts (`bytepair words`), to train from without the corpus.
 //!
 //! `explicit_ids` builds the vocabularies whose ids a file gives, from the parts the formats read.
 
+pub mod counts_tsv;
 pub(crate) mod explicit_ids;
 pub mod fasta;
 pub mod gpt2;

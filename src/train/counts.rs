@@ -15,6 +15,7 @@
 use std::io::Read;
 use std::sync::mpsc;
 
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -239,8 +240,10 @@ impl WordCounter {
         Ok(())
     }
 
-    /// Counts the words of a block of whole lines (each line, with its "\n", is a document).
-    fn add_lines(&mut self, block: &str) -> Result<()> {
+    /// Counts the words of a block of whole lines (each line, with its "\n", is a document), as `add_file`
+    /// counts a file's lines: a corpus read in blocks elsewhere (a byte range of a file, a decompressed stream)
+    /// gives the same counts.
+    pub fn add_lines(&mut self, block: &str) -> Result<()> {
         let target = self.item_size(block.len());
         let mut work = Vec::new();
         let mut rest = block;
@@ -438,6 +441,218 @@ impl WordCounter {
             }
         }
         Ok(())
+    }
+
+    /// Takes in counts merged elsewhere (`FirstSeenCounts`): the words, already normalised and pre-tokenized,
+    /// in order of first appearance, and the byte totals they came from.
+    pub fn load_counts(&mut self, counts: FirstSeenCounts) -> Result<()> {
+        self.flush()?;
+        self.bytes_seen += counts.bytes_seen;
+        self.special_bytes += counts.special_bytes;
+        for (word, count) in counts.into_ordered() {
+            match self.words.get_mut(word.as_str()) {
+                Some(c) => *c = c.saturating_add(count),
+                None => {
+                    self.words.insert(word, count);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the words counted so far out as the counts of one unit of a larger corpus (see `FirstSeenCounts`),
+    /// with the bytes they came from, leaving the counter empty for the next unit.
+    pub fn take_unit(&mut self, unit: u64) -> Result<FirstSeenCounts> {
+        let special_bytes = self.special_bytes()?;
+        let words = std::mem::take(&mut self.words);
+        let mut out = FirstSeenCounts::default();
+        out.add_unit(unit, words, self.bytes_seen, special_bytes);
+        self.bytes_seen = 0;
+        self.special_bytes = 0;
+        Ok(out)
+    }
+}
+
+/// A word's count in part of a corpus, and where it was first seen: `(unit, index)` — the unit of input
+/// (units are numbered in input order) and the word's rank of first appearance inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FirstSeen {
+    count: u64,
+    unit: u64,
+    index: u64,
+}
+
+impl FirstSeen {
+    fn position(&self) -> (u64, u64) {
+        (self.unit, self.index)
+    }
+
+    /// Adds `other` (the same word counted elsewhere): counts add up, the earlier position stays.
+    fn absorb(&mut self, other: FirstSeen) {
+        self.count = self.count.saturating_add(other.count);
+        if other.position() < self.position() {
+            self.unit = other.unit;
+            self.index = other.index;
+        }
+    }
+}
+
+/// Word counts of part of a corpus — one unit, or several merged — in which each word carries its first
+/// position in input order, so that counts made by many workers can be merged in any order (a tree, in
+/// whatever order tasks finish) and still give the words in order of first appearance in the whole corpus,
+/// exactly as one counter reading the units one after another would (the `first_seen` tie rule depends on
+/// that order).
+///
+/// Why a position is enough: a word's first occurrence in the corpus lies in the first unit that holds it,
+/// and inside that unit its rank of first appearance orders it against the unit's other words; so sorting by
+/// the smallest `(unit, index)` seen gives the corpus-wide order. Merging is a sum and a minimum: commutative
+/// and associative.
+#[derive(Default, Debug, Clone)]
+pub struct FirstSeenCounts {
+    words: HashMap<String, FirstSeen, FxBuildHasher>,
+    /// Bytes of text the counts come from, and of special tokens cut out of it.
+    pub bytes_seen: u64,
+    pub special_bytes: u64,
+}
+
+/// The wire format's first bytes (`to_bytes`): a name and a version.
+const WIRE_MAGIC: &[u8; 8] = b"BPWCNT01";
+
+impl FirstSeenCounts {
+    /// Number of distinct words.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// Adds the counts of unit `unit` (words in their order of first appearance in it).
+    pub fn add_unit(&mut self, unit: u64, words: WordCounts, bytes_seen: u64, special_bytes: u64) {
+        self.bytes_seen = self.bytes_seen.saturating_add(bytes_seen);
+        self.special_bytes = self.special_bytes.saturating_add(special_bytes);
+        self.words.reserve(words.len());
+        for (index, (word, count)) in words.into_iter().enumerate() {
+            self.insert(word, FirstSeen { count, unit, index: index as u64 });
+        }
+    }
+
+    /// Adds words in the order given, as unit `unit` (a counts file read back).
+    pub fn add_ordered(&mut self, unit: u64, words: impl IntoIterator<Item = (String, u64)>) {
+        for (index, (word, count)) in words.into_iter().enumerate() {
+            self.insert(word, FirstSeen { count, unit, index: index as u64 });
+        }
+    }
+
+    fn insert(&mut self, word: String, seen: FirstSeen) {
+        match self.words.get_mut(word.as_str()) {
+            Some(entry) => entry.absorb(seen),
+            None => {
+                self.words.insert(word, seen);
+            }
+        }
+    }
+
+    /// Adds counts made elsewhere (the smaller map is folded into the larger one).
+    pub fn merge(&mut self, mut other: FirstSeenCounts) {
+        if other.words.len() > self.words.len() {
+            std::mem::swap(self, &mut other);
+        }
+        self.bytes_seen = self.bytes_seen.saturating_add(other.bytes_seen);
+        self.special_bytes = self.special_bytes.saturating_add(other.special_bytes);
+        for (word, seen) in other.words {
+            self.insert(word, seen);
+        }
+    }
+
+    /// The words and their counts in order of first appearance.
+    pub fn into_ordered(self) -> Vec<(String, u64)> {
+        let mut entries: Vec<(String, FirstSeen)> = self.words.into_iter().collect();
+        entries.sort_unstable_by_key(|(_, seen)| seen.position());
+        entries.into_iter().map(|(word, seen)| (word, seen.count)).collect()
+    }
+
+    /// The words and their counts in order of first appearance, borrowed.
+    pub fn ordered(&self) -> Vec<(&str, u64)> {
+        let mut entries: Vec<(&str, &FirstSeen)> = self.words.iter().map(|(w, s)| (w.as_str(), s)).collect();
+        entries.sort_unstable_by_key(|(_, seen)| seen.position());
+        entries.into_iter().map(|(word, seen)| (word, seen.count)).collect()
+    }
+
+    /// The counts as bytes, to send to another process (`from_bytes` reads them): a name and version, the two
+    /// byte totals and the word count, then per word its count, unit, index (u64 each), byte length (u32) and
+    /// bytes, all little-endian. Not a file format: words come in no particular order.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let size: usize = self.words.keys().map(|w| w.len() + 28).sum::<usize>() + 32;
+        let mut out = Vec::with_capacity(size);
+        out.extend_from_slice(WIRE_MAGIC);
+        out.extend_from_slice(&self.bytes_seen.to_le_bytes());
+        out.extend_from_slice(&self.special_bytes.to_le_bytes());
+        out.extend_from_slice(&(self.words.len() as u64).to_le_bytes());
+        for (word, seen) in &self.words {
+            out.extend_from_slice(&seen.count.to_le_bytes());
+            out.extend_from_slice(&seen.unit.to_le_bytes());
+            out.extend_from_slice(&seen.index.to_le_bytes());
+            out.extend_from_slice(&(word.len() as u32).to_le_bytes());
+            out.extend_from_slice(word.as_bytes());
+        }
+        out
+    }
+
+    /// Reads what `to_bytes` wrote; anything else (cut short, another layout) is an error, never a panic.
+    pub fn from_bytes(data: &[u8]) -> Result<FirstSeenCounts> {
+        let bad = |what: &str| Error::value(format!("these are not word counts bytepair sent ({what})"));
+        let mut reader = WireReader { data, at: 0 };
+        if reader.take(8).ok_or_else(|| bad("too short"))? != WIRE_MAGIC {
+            return Err(bad("wrong header"));
+        }
+        let bytes_seen = reader.u64().ok_or_else(|| bad("too short"))?;
+        let special_bytes = reader.u64().ok_or_else(|| bad("too short"))?;
+        let n = reader.u64().ok_or_else(|| bad("too short"))?;
+        // Each word takes at least 29 bytes: a count larger than the data allows is refused before reserving.
+        if n > (data.len() / 29) as u64 {
+            return Err(bad("more words than bytes"));
+        }
+        let mut words = HashMap::with_capacity_and_hasher(n as usize, FxBuildHasher);
+        for _ in 0..n {
+            let count = reader.u64().ok_or_else(|| bad("cut short"))?;
+            let unit = reader.u64().ok_or_else(|| bad("cut short"))?;
+            let index = reader.u64().ok_or_else(|| bad("cut short"))?;
+            let len = reader.u32().ok_or_else(|| bad("cut short"))? as usize;
+            let bytes = reader.take(len).ok_or_else(|| bad("cut short"))?;
+            let word = std::str::from_utf8(bytes).map_err(|_| bad("a word is not UTF-8"))?;
+            if words.insert(word.to_string(), FirstSeen { count, unit, index }).is_some() {
+                return Err(bad("a word twice"));
+            }
+        }
+        if reader.at != data.len() {
+            return Err(bad("bytes after the last word"));
+        }
+        Ok(FirstSeenCounts { words, bytes_seen, special_bytes })
+    }
+}
+
+/// Reads little-endian numbers and byte strings off a slice, `None` past its end.
+struct WireReader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> WireReader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.data.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 }
 
@@ -714,5 +929,72 @@ mod tests {
         c.add_file(path.to_str().unwrap(), Utf8Errors::Replace, |_| Ok(())).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert!(c.words().unwrap().contains_key(" \u{fffd}"));
+    }
+    #[test]
+    fn counts_of_units_merged_in_any_order_equal_one_counter_over_all() {
+        let text = long_text(60_000);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut whole = counter(Pattern::Gpt2, &["<|s|>"], false, 2);
+        whole.add_lines(&text).unwrap();
+        let expected = items(&mut whole);
+        // Units of uneven size, counted separately, then merged in several orders (as a tree would).
+        let mut units = Vec::new();
+        let mut part = counter(Pattern::Gpt2, &["<|s|>"], false, 1);
+        let mut start = 0;
+        for (unit, size) in [7usize, 1, 400, 30, 2000, 5].iter().cycle().enumerate() {
+            if start >= lines.len() {
+                break;
+            }
+            let end = (start + size).min(lines.len());
+            part.add_lines(&lines[start..end].concat()).unwrap();
+            units.push(part.take_unit(unit as u64).unwrap());
+            start = end;
+        }
+        assert!(units.len() > 10);
+        let bytes_seen: u64 = units.iter().map(|u| u.bytes_seen).sum();
+        assert_eq!(bytes_seen, text.len() as u64);
+        for order in 0..3 {
+            let mut pending: Vec<FirstSeenCounts> =
+                units.iter().map(|u| FirstSeenCounts::from_bytes(&u.to_bytes()).unwrap()).collect();
+            match order {
+                0 => pending.reverse(),
+                1 => pending.rotate_left(5),
+                _ => {}
+            }
+            // A tree: merge neighbours pairwise until one is left.
+            while pending.len() > 1 {
+                let mut next = Vec::new();
+                let mut it = pending.into_iter();
+                while let Some(mut a) = it.next() {
+                    if let Some(b) = it.next() {
+                        a.merge(b);
+                    }
+                    next.push(a);
+                }
+                pending = next;
+            }
+            let merged = pending.pop().unwrap();
+            assert_eq!(merged.special_bytes, whole.special_bytes().unwrap());
+            let mut loaded = counter(Pattern::Gpt2, &["<|s|>"], false, 1);
+            loaded.load_counts(merged).unwrap();
+            assert_eq!(items(&mut loaded), expected, "merge order {order}");
+        }
+    }
+
+    #[test]
+    fn first_seen_wire_bytes_that_are_not_ours_are_refused() {
+        let mut c = counter(Pattern::Gpt2, &[], false, 1);
+        c.add_text("a b c a").unwrap();
+        let bytes = c.take_unit(3).unwrap().to_bytes();
+        assert_eq!(FirstSeenCounts::from_bytes(&bytes).unwrap().len(), 4); // "a", " b", " c", " a"
+        for cut in [0, 5, 8, 20, 40, bytes.len() - 1] {
+            assert!(FirstSeenCounts::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(FirstSeenCounts::from_bytes(&longer).is_err());
+        let mut huge = bytes.clone();
+        huge[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(FirstSeenCounts::from_bytes(&huge).is_err());
     }
 }

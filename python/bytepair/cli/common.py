@@ -13,7 +13,7 @@ from typing import BinaryIO
 from .. import corpus
 from .._tokenizer import Tokenizer
 from ..corpus import Piece
-from ..formats import load_tokenizer
+from ..formats import compressed, load_tokenizer
 from ..progress import Progress
 from ..writing import open_whole
 
@@ -38,11 +38,16 @@ def load(spec: str, data: str | None) -> Tokenizer:
 
 
 def input_paths(paths: Sequence[str]) -> list[str]:
-    """Files named on the command line: globs expanded (for shells that do not), each checked to exist; `-` is
-    standard input, at most once."""
+    """Files named on the command line: globs expanded (for shells that do not), folders into the files under
+    them, each checked to exist; URLs; `-` is standard input, at most once."""
     out: list[str] = []
     for p in paths:
-        out += [p] if p == "-" else corpus.expand_path(p)
+        if p == "-":
+            out.append(p)
+        elif compressed.is_url(p) or os.path.isdir(p):  # a folder's files, a URL's
+            out += [f.path for f in corpus.expand_inputs([p])]
+        else:
+            out += corpus.expand_path(p)
     if out.count("-") > 1:
         raise CommandError("standard input (-) can be read only once")
     return out

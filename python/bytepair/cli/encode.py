@@ -12,10 +12,27 @@ from .._tokenizer import Tokenizer
 from ..progress import Progress
 from ..streams import choose_dtype, decode_stream, encode_stream
 from .common import CommandError, input_documents, input_paths, load, megabytes, output, positive, progress_on, unescape
+from .scale import encode_shards
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
     positive(args.threads, "--threads")
+    if args.output_dir is not None:
+        return encode_shards(args)
+    sharding = {
+        "--engine": args.engine,
+        "--workers": args.workers,
+        "--ray-address": args.ray_address,
+        "--shard-size": args.shard_size,
+        "--val-fraction": args.val_fraction,
+        "--overwrite": args.overwrite,
+        "--verify": args.verify,
+        "--format megatron": args.format == "megatron",
+    }
+    given = [option for option, value in sharding.items() if value]
+    if given:
+        raise CommandError(f"{', '.join(given)}: for sharded output; add --output-dir DIR")
+    args.format = args.format or "text"
     if args.dtype and args.format != "bin":
         raise CommandError("--dtype is for --format bin")
     input_paths(args.files)  # a missing file is reported before the tokenizer is loaded

@@ -8,6 +8,7 @@ import argparse
 from .. import __version__
 from ..formats.folder import HF_FILE, OUR_FILE, TIKTOKEN_FILE
 from .encode import cmd_count, cmd_decode, cmd_encode
+from .scale import cmd_words
 from .show import cmd_compare, cmd_demo, cmd_explain, cmd_inspect, cmd_viz
 from .stats import cmd_dna_stats
 from .train import cmd_train, vocab_sizes
@@ -17,12 +18,15 @@ examples:
   bytepair train corpus.txt --vocab-size 8192 -o tok/
       train a byte-level tokenizer; writes tok/bytepair.json, tok/tokenizer.json (HF) and tok/tokenizer.tiktoken
   zcat books/*.gz | bytepair train - --vocab-size 32000 --special-token '<|endoftext|>' -o tok/
-  bytepair train docs.jsonl.gz --jsonl-field text --vocab-size 16000 -o tok/
+  bytepair train docs.jsonl.gz --field text --vocab-size 16000 -o tok/
   bytepair train --fasta genome.fa.gz --vocab-size 4096 --chunk-length 1000 -o dna/
       a DNA tokenizer (A/C/G/T/N, no pre-tokenization, [UNK] for other letters)
   bytepair dna-stats -t dna/ genome.fa.gz --png lengths.png     bases per token, k-mer lengths
   printf "Hello world" | bytepair encode -t gpt2               ->  15496 995
   bytepair encode corpus.txt -t tok/ --format bin --dtype uint16 -o corpus.bin
+  bytepair encode 'data/*.jsonl.zst' -t gpt2 --output-dir shards/ --shard-size 1GB --workers 8
+      Megatron .bin/.idx shards with a manifest; resumable; --engine ray for a Ray cluster
+  bytepair words data/ -o counts.tsv && bytepair train --from-counts counts.tsv --vocab-size 32000 -o tok/
   bytepair decode corpus.bin -t tok/ --format bin --dtype uint16
   bytepair count -t cl100k_base README.md
   bytepair inspect tok/
@@ -73,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
   bytepair train corpus.txt --vocab-size 8192 -o tok/
   bytepair train 'data/*.txt.gz' --vocab-size 32000 --special-token '<|endoftext|>' -o tok/
   cat corpus.txt | bytepair train - --vocab-size 1000 --mode char --unk-token '[UNK]' -o tok/
-  bytepair train docs.jsonl --jsonl-field text --vocab-size 16000 --tie-break hf -o tok/
+  bytepair train docs.jsonl --vocab-size 16000 --tie-break hf -o tok/       (each record's "text")
+  bytepair train 'data/*.parquet' --field content --vocab-size 32000 --engine local --workers 4 -o tok/
+  bytepair train --from-counts counts.tsv --vocab-size 32000 -o tok/
   bytepair train --fasta genome.fa.gz --vocab-size 4096 --chunk-length 1000 -o dna/
   bytepair train --fasta 'reads/*.fq.gz' --vocab-size 4096 --reverse-complement -o dna/
   bytepair train corpus.txt --vocab-size 8000,16000,32000 -o sweep/
@@ -88,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         "files",
         nargs="*",
         metavar="FILE",
-        help="text files (UTF-8; .gz read directly; globs expanded), or - for standard input; each line is one text",
+        help="files, folders or globs of text (each line one text), JSON lines or parquet files (each record one "
+        "text), plain or .gz/.zst/.xz/.bz2; - for standard input",
     )
     p.add_argument(
         "--fasta",
@@ -154,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which of several equally frequent pairs to merge (default: first_seen, the textbook's; with "
         "--extend, the tokenizer's own)",
     )
-    p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines; train on this field of each")
+    field_option(p)
     p.add_argument(
         "--errors",
         choices=["strict", "replace"],
@@ -197,6 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="no token straddles this class: newline, whitespace, digit, letter, punctuation, or characters "
         "(repeat for several)",
     )
+    p.add_argument(
+        "--from-counts",
+        metavar="COUNTS",
+        help="train from a word-counts file (bytepair words -o COUNTS) instead of FILEs: its pattern, "
+        "lowercasing and special tokens are used",
+    )
+    scale_options(p, default_engine=None)
     dna = p.add_argument_group("DNA options (with --fasta)")
     dna.add_argument("--alphabet", help="base symbols (default ACGTN); other letters are [UNK]")
     dna.add_argument(
@@ -223,7 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
   bytepair encode a.txt b.txt -t tok/ --format json -o ids.jsonl
   bytepair encode corpus.txt.gz -t tok/ --format bin --dtype uint16 --separator '<|endoftext|>' -o corpus.bin
       python: numpy.memmap("corpus.bin", dtype=numpy.uint16, mode="r")
-  bytepair encode docs.jsonl --jsonl-field text -t cl100k_base --format bin --dtype uint32 -o docs.bin""",
+  bytepair encode docs.jsonl -t cl100k_base --format bin --dtype uint32 -o docs.bin       (each record's "text")
+  bytepair encode 'data/*.parquet' -t gpt2 --output-dir shards/ --shard-size 512MB --val-fraction 0.001
+  bytepair encode data/ -t o200k_base --output-dir shards/ --engine ray --ray-address auto --workers 64""",
     )
     tokenizer_option(p)
     p.add_argument(
@@ -231,15 +247,22 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         default=["-"],
         metavar="FILE",
-        help="text files (.gz read directly), or - for standard input (the default)",
+        help="files, folders or globs of text, JSON lines or parquet files (plain or .gz/.zst/.xz/.bz2), or - "
+        "for standard input (the default)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="where to write (default: standard output)")
     p.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write shards into DIR instead (--format megatron or bin), with DIR/manifest.json; run the same "
+        "command again to resume",
+    )
+    p.add_argument(
         "--format",
-        choices=["text", "json", "bin"],
-        default="text",
+        choices=["text", "json", "bin", "megatron"],
         help="text: ids separated by spaces, one line per document (default); json: a JSON array per "
-        "document and line; bin: raw little-endian integers, numpy.memmap-readable",
+        "document and line; bin: raw little-endian integers, numpy.memmap-readable; with --output-dir: "
+        "megatron (default: .bin + .idx) or bin (.bin + .offsets.npy)",
     )
     p.add_argument(
         "--dtype",
@@ -254,7 +277,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     document_options(p)
     threads_progress(p)
+    shard_options(p)
+    scale_options(p, default_engine=None)
     p.set_defaults(run=cmd_encode)
+
+    # words
+    p = command(
+        "words",
+        "count the words of a corpus (pre-tokenized as training does) into a file to train from, several times",
+        """\
+  bytepair words corpus.txt -o counts.tsv
+  bytepair words 'data/*.jsonl.zst' --workers 8 -o counts.tsv
+  bytepair words data/ --engine ray --ray-address auto -o counts.tsv
+  bytepair train --from-counts counts.tsv --vocab-size 32000 -o tok/""",
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="INPUT",
+        help="files, folders or globs of text (each line one text), JSON lines or parquet files (each record "
+        "one text), plain or .gz/.zst/.xz/.bz2",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="COUNTS", help="the counts file to write (TSV)")
+    p.add_argument(
+        "--pattern", default="gpt2", help="pre-tokenization: gpt2 (default), cl100k, o200k, whitespace, none or a regex"
+    )
+    p.add_argument("--lowercase", action="store_true", help="lowercase the text first")
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        dest="special_tokens",
+        help="a special token, cut out of the text (repeat for several)",
+    )
+    field_option(p)
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="bytes that are not UTF-8: stop (default) or replace them",
+    )
+    threads_progress(p)
+    scale_options(p, default_engine="local")
+    p.set_defaults(run=cmd_words)
 
     # decode
     p = command(
@@ -380,7 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
         """\
   bytepair compare -t gpt2 -t cl100k_base -t o200k_base corpus.txt
   bytepair compare -t char=tok-char/ -t byte=tok-byte/ --baseline chars --baseline words corpus.txt --png cmp.png
-  bytepair compare -t cl100k_base --baseline bytes docs.jsonl --jsonl-field text --json""",
+  bytepair compare -t cl100k_base --baseline bytes docs.jsonl --json""",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="the corpus: text files (.gz), or - for standard input")
     p.add_argument(
@@ -404,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", metavar="FILE", help="write a bar chart (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
     p.add_argument("--markdown", action="store_true", help="print a markdown table (not with --json)")
-    p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines; use this field of each")
+    field_option(p)
     p.add_argument(
         "--errors",
         choices=["strict", "replace"],
@@ -508,7 +574,7 @@ def document_options(p: argparse.ArgumentParser) -> None:
         default="file",
         help="what one document is: a whole file (default) or each line (its line break left out)",
     )
-    p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines: each line's FIELD is a document")
+    field_option(p)
     p.add_argument(
         "--special",
         choices=["error", "allow", "text"],
@@ -531,4 +597,55 @@ def threads_progress(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
+    )
+
+
+def field_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--field",
+        "--jsonl-field",
+        dest="jsonl_field",
+        metavar="NAME",
+        help="the key (JSON lines) or column (parquet) holding each record's text (default: text); given for "
+        "another file, the file is read as JSON lines",
+    )
+
+
+def shard_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("shards (with --output-dir)")
+    group.add_argument(
+        "--shard-size",
+        metavar="SIZE",
+        help="target size of a shard's token data, e.g. 64MB, 1GB (default); shards end at documents",
+    )
+    group.add_argument(
+        "--val-fraction",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="share of documents written to validation shards (val-NNNNN), chosen by a stable hash of their "
+        "file and place",
+    )
+    group.add_argument("--overwrite", action="store_true", help="replace the shards of another job in --output-dir")
+    group.add_argument(
+        "--verify", action="store_true", help="check the checksums of shards kept from an earlier run (else: sizes)"
+    )
+
+
+def scale_options(p: argparse.ArgumentParser, default_engine: str | None) -> None:
+    group = p.add_argument_group("workers (for --output-dir, and training at scale)")
+    group.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default=default_engine,
+        help="run the work in worker processes on this machine (local) or on Ray (a local Ray, or the "
+        "cluster at --ray-address)" + ("" if default_engine else "; train: count words in workers"),
+    )
+    group.add_argument("--workers", type=int, metavar="N", help="workers at once (default: the cores)")
+    group.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster to join (e.g. auto, or ray://host:10001)")
+    group.add_argument(
+        "--max-record-size",
+        default="64MB",
+        metavar="SIZE",
+        help="the longest line or record read (default 64MB): memory per worker is bounded by it",
     )

@@ -15,11 +15,12 @@ from pathlib import Path
 from .. import corpus
 from .._tokenizer import Tokenizer
 from ..dna import dna_stats, iter_fasta, train_dna
-from ..formats import folder
+from ..formats import compressed, folder
 from ..progress import Progress
 from ..streams import encode_stream
 from ..training import train
 from .common import CommandError, input_paths, load, megabytes, output_folder, positive, progress_on
+from .scale import train_at_scale
 
 
 def vocab_sizes(value: str) -> int | list[int]:
@@ -51,6 +52,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.fasta:
         if args.files:
             raise CommandError("give text FILEs or --fasta files, not both")
+        if args.engine is not None or args.from_counts is not None:
+            raise CommandError("--engine and --from-counts are for text FILEs, not --fasta")
         return train_fasta(args)
     dna_only = {
         "--alphabet": args.alphabet is not None,
@@ -65,6 +68,25 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{', '.join(given)} {'is a DNA option' if len(given) == 1 else 'are DNA options'}, "
             f"for --fasta FILE (for text, --initial-alphabet adds characters)"
         )
+    if args.engine is not None or args.from_counts is not None:
+        in_one_process = {
+            "--extend": args.extend is not None,
+            "several --vocab-size": isinstance(args.vocab_size, list),
+            "--superwords-after": args.superwords_after is not None,
+            "--veto": args.veto is not None,
+            "--veto-bytes": args.veto_bytes is not None,
+            "--forbid-across": bool(args.forbid_across),
+        }
+        given = [name for name, used in in_one_process.items() if used]
+        if given:
+            raise CommandError(
+                f"{', '.join(given)} cannot be used with --engine or --from-counts yet: they train in one process "
+                f"on the text itself; leave out --engine / --from-counts"
+            )
+        return train_at_scale(args)
+    for option, value in (("--workers", args.workers), ("--ray-address", args.ray_address)):
+        if value is not None:
+            raise CommandError(f"{option} is for training at scale: add --engine local (or ray)")
     if args.extend is not None:
         from_the_tokenizer = {
             "--mode": args.mode is not None,
@@ -87,7 +109,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     args.mode, args.pattern = args.mode or "byte", args.pattern or "gpt2"
     args.initial_alphabet = args.initial_alphabet or "all"
     if not args.files:
-        raise CommandError("nothing to train on: give text FILEs (or - for standard input), or --fasta FILE")
+        raise CommandError(
+            "nothing to train on: give text FILEs (or - for standard input), --from-counts COUNTS, or --fasta FILE"
+        )
     paths = input_paths(args.files)
     out = output_folder(args.output)
     pattern = None if args.pattern.lower() == "none" else args.pattern
@@ -125,7 +149,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             with open(kept, "wb") as f:
                 shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
             paths = [kept if p == "-" else p for p in paths]
-        size = sum(os.path.getsize(p) for p in paths)
+        size = sum(compressed.file_info(p).size for p in paths)
         start = time.perf_counter()
         source: corpus.Corpus = [Path(p) for p in paths]
         if args.jsonl_field is not None:
@@ -186,12 +210,13 @@ def report(
         + (f" (last merge count {counted[-1][1]})" if counted else "")
     )
     in_files = f"in {len(paths)} file{'s' if len(paths) != 1 else ''}"
+    records = args.jsonl_field is not None or any(corpus.input_kind(p) != "text" for p in paths)
     if summary is None:
         print(f"  training text: {megabytes(size)} {in_files} (on disk)")
     else:  # the text's size (a .gz file's is its compressed size on disk)
         print(
             f"  training text: {megabytes(summary.bytes)} {in_files}, "
-            f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
+            f"{summary.documents if records else len(paths)} document(s) -> {summary.tokens:,} tokens, "
             f"{summary.bytes_per_token:.2f} bytes per token"
         )
     print("  wrote " + ", ".join(str(p) for p in written))

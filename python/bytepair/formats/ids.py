@@ -4,6 +4,8 @@
 - "json": one JSON array per document and line (JSON lines);
 - "bin": raw little-endian ids (`dtype` uint16 or uint32), one after the other, no header
   (`numpy.memmap(path, dtype="<u2")` reads it); documents are told apart by a separator token, if any.
+  A bin shard (`bytepair encode --output-dir`) comes with `NAME.offsets.npy`: where each document starts, in
+  tokens, and the total at the end (uint64, n + 1 numbers; `numpy.load` reads it), written by `offsets_npy`.
 
 >>> import io
 >>> out = io.BytesIO()
@@ -18,13 +20,15 @@ b'[1,2]\\n'
 from __future__ import annotations
 
 import array
+import ast
 import io
 import re
+import struct
 import sys
 from collections.abc import Iterator
 from typing import BinaryIO, Literal
 
-__all__ = ["Format", "IdWriter", "read_ids"]
+__all__ = ["Format", "IdWriter", "offsets_npy", "read_ids", "read_offsets"]
 
 Format = Literal["text", "json", "bin"]
 
@@ -134,3 +138,59 @@ def read_ids(
 
 def _bad_id(item: str, line: int) -> None:
     raise ValueError(f"line {line}: {item[:20]!r} is not a token id (ids are whole numbers from 0)")
+
+
+# NumPy's .npy layout, version 1.0: a magic string, the version, a little-endian u16 header length, and a
+# Python-literal header padded with spaces to a multiple of 64 bytes and ended by "\n"; then the data.
+_NPY_MAGIC = b"\x93NUMPY\x01\x00"
+
+
+def offsets_npy(lengths: array.array[int]) -> Iterator[bytes]:
+    """A .npy file (uint64, little-endian) of document offsets for documents of `lengths` tokens: 0, then the
+    running total after each document — `ids[offsets[i]:offsets[i + 1]]` is document i.
+
+    >>> read_offsets(b"".join(offsets_npy(array.array("i", [3, 0, 2]))))
+    [0, 3, 3, 5]
+    """
+    n = len(lengths) + 1
+    header = f"{{'descr': '<u8', 'fortran_order': False, 'shape': ({n},), }}"
+    padded = len(_NPY_MAGIC) + 2 + len(header) + 1
+    header += " " * (-padded % 64) + "\n"
+    yield _NPY_MAGIC + struct.pack("<H", len(header)) + header.encode("latin-1")
+    total = 0
+    block = array.array("Q", [0])
+    for length in lengths:
+        total += length
+        block.append(total)
+        if len(block) >= 1 << 16:
+            yield _little(block)
+            block = array.array("Q")
+    yield _little(block)
+
+
+def _little(values: array.array[int]) -> bytes:
+    if sys.byteorder == "big":  # pragma: no cover
+        values = array.array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def read_offsets(data: bytes) -> list[int]:
+    """The offsets of an `offsets_npy` file's bytes (uint64 .npy of one dimension); ValueError for anything else."""
+    if not data.startswith(_NPY_MAGIC) or len(data) < 10:
+        raise ValueError("not a .npy file of version 1.0")
+    (size,) = struct.unpack_from("<H", data, 8)
+    try:
+        header = ast.literal_eval(data[10 : 10 + size].decode("latin-1"))
+    except (ValueError, SyntaxError):
+        raise ValueError("the .npy header is not readable") from None
+    if not isinstance(header, dict) or header.get("descr") != "<u8" or header.get("fortran_order"):
+        raise ValueError(f"the .npy file does not hold little-endian uint64 offsets ({header})")
+    (n,) = header["shape"]
+    values = array.array("Q")
+    values.frombytes(data[10 + size : 10 + size + 8 * n])
+    if len(values) != n:
+        raise ValueError(f"the .npy file is cut short: {len(values)} of {n} offsets")
+    if sys.byteorder == "big":  # pragma: no cover
+        values.byteswap()
+    return values.tolist()
