@@ -13,6 +13,8 @@ PY     := $(BIN)/python
 BUILD_DEPS := $(VENV)/.build-deps
 TEST_DEPS  := $(VENV)/.test-deps
 BENCH_DEPS := $(VENV)/.bench-deps
+# tiktoken's own test suite, from its source release, run against bytepair's drop-in (tests/test_tiktoken_suite.py).
+TIKTOKEN_SUITE := $(VENV)/peer-tests/tiktoken-0.14.0/tests/test_encoding.py
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
@@ -21,7 +23,7 @@ BUILT  := $(VENV)/.built
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
 
-test: lint
+test: lint $(TIKTOKEN_SUITE)
 	cargo test --quiet
 	$(PY) -m pytest -q
 
@@ -59,6 +61,13 @@ $(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet "pytest>=7" "hypothesis>=6" "tokenizers>=0.15" "tiktoken>=0.7" numpy "datasets>=2" transformers \
 		"mypy>=1.8" "ruff>=0.15" types-regex "selenium>=4.11" matplotlib
+	touch $@
+
+# Fetched once, when the test dependencies are installed; the tests never download anything.
+$(TIKTOKEN_SUITE): | $(VENV)/bin/activate
+	mkdir -p $(VENV)/peer-tests
+	$(PY) -m pip download --quiet --no-deps --no-binary :all: tiktoken==0.14.0 -d $(VENV)/peer-tests
+	tar -xzf $(VENV)/peer-tests/tiktoken-0.14.0.tar.gz -C $(VENV)/peer-tests tiktoken-0.14.0/tests
 	touch $@
 
 # The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import tiktoken
 
+    from .compat.tiktoken import Encoding as TiktokenEncoding
+
 __all__ = ["Tokenizer", "TokenizerSettings"]
 
 PathLike = str | os.PathLike[str]
@@ -370,6 +372,22 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         from .formats import tiktoken
 
         return tiktoken.to_encoding(self, name)
+
+    def as_tiktoken(self, name: str = "bytepair") -> TiktokenEncoding:
+        """This tokenizer behind tiktoken's `Encoding` interface — `encode`, `encode_ordinary`, `encode_batch`,
+        `decode`, `decode_single_token_bytes`, `n_vocab`, `eot_token`, ... with tiktoken's arguments, results and
+        exceptions — encoding with bytepair's core: a drop-in for code written for tiktoken (see
+        `bytepair.compat.tiktoken`). Byte-level tokenizers only. `to_tiktoken` instead makes a real
+        `tiktoken.Encoding`, which encodes with tiktoken.
+
+        >>> tok = train(["hello world"] * 5, vocab_size=260, special_tokens=["<|endoftext|>"])
+        >>> enc = tok.as_tiktoken("mine")
+        >>> enc.encode("hello world") == tok.encode("hello world"), enc.n_vocab, enc.eot_token
+        (True, 260, 0)
+        """
+        from .compat.tiktoken import Encoding
+
+        return Encoding(self, name)
 
     @classmethod
     def from_hf(cls, tokenizer_json: PathLike) -> Tokenizer:
