@@ -32,16 +32,20 @@ if TYPE_CHECKING:
     from .progress import Progress
 
 __all__ = [
+    "COMPRESSION_TOOLS",
     "Corpus",
     "PathLike",
     "Piece",
     "can_cut",
+    "compression",
     "corpus_files",
     "corpus_items",
     "documents",
     "expand_path",
+    "file_compression",
     "open_text",
     "reads_as_a_path",
+    "unreadable_compression",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -75,6 +79,64 @@ def expand_path(path: PathLike, hint_text: bool = False) -> list[str]:
     if os.path.isdir(p):
         raise IsADirectoryError(f"{p!r} is a directory: pass the files in it, e.g. {os.path.join(p, '*.txt')!r}")
     return [p]
+
+
+# -- compressed files, by their first bytes ------------------------------------------------------------------
+
+# The first bytes ("magic numbers") of compressed formats.
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x04\x22\x4d\x18", "lz4"),
+    (b"PK\x03\x04", "zip"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+)
+
+#: For each format `compression` recognises, the command that decompresses a file to standard output.
+COMPRESSION_TOOLS = {
+    "gzip": "gzip -dc",
+    "zstd": "zstd -dc",
+    "bzip2": "bzip2 -dc",
+    "xz": "xz -dc",
+    "lz4": "lz4 -dc",
+    "zip": "unzip -p",
+    "7z": "7z x -so",
+}
+
+
+def compression(head: bytes) -> str | None:
+    """The compressed format whose magic bytes `head` (a file's first bytes) starts with — "gzip", "zstd", "bzip2",
+    "xz", "lz4", "zip", "7z" — or None (plain data). Text never starts so: these begin with bytes that are not
+    UTF-8 text, but for bzip2's "BZh" + a block size digit + "1AY&SY".
+
+    >>> compression(b"\x1f\x8b\x08\x00"), compression(b"\x28\xb5\x2f\xfd..."), compression(b"plain text")
+    ('gzip', 'zstd', None)
+    """
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if re.match(rb"BZh[1-9]1AY&SY", head):
+        return "bzip2"
+    return None
+
+
+def file_compression(path: PathLike) -> str | None:
+    """`compression` of a file's first bytes (None for standard input, "-", which cannot be peeked at)."""
+    if os.fspath(path) == "-":
+        return None
+    with open(path, "rb") as f:
+        return compression(f.read(16))
+
+
+def unreadable_compression(path: PathLike, kind: str) -> ValueError:
+    """The error for a file compressed in a format bytepair does not read (it reads plain text and gzip): decoding
+    it as text would give garbage, which --errors replace would let through unseen."""
+    name = os.fspath(path)
+    return ValueError(
+        f"{name} is {kind}-compressed, which bytepair does not read (it reads plain text and gzip): decompress it "
+        f"first, or pipe it in: {COMPRESSION_TOOLS[kind]} {name} | bytepair ... -"
+    )
 
 
 def reads_as_a_path(text: str) -> bool:
@@ -182,8 +244,8 @@ class CountingReader(io.RawIOBase):
 
 
 def open_text(path: str, errors: str = "strict") -> tuple[IO[str], CountingReader]:
-    """A text stream of a file (`-`: standard input; `.gz`: decompressed), UTF-8, line breaks kept as they
-    are, and the counter of raw bytes read."""
+    """A text stream of a file (`-`: standard input; gzip, by its first bytes, decompressed), UTF-8, line breaks
+    kept as they are, and the counter of raw bytes read. ValueError for other compressed formats."""
     if path == "-":
         raw: BinaryIO = sys.stdin.buffer
     else:
@@ -192,8 +254,14 @@ def open_text(path: str, errors: str = "strict") -> tuple[IO[str], CountingReade
         raw = open(path, "rb")  # noqa: SIM115  # closed by the counter, which the caller closes
     counter = CountingReader(raw)
     stream: io.BufferedReader | gzip.GzipFile = io.BufferedReader(counter, 1 << 16)
-    if path.endswith(".gz"):
+    # What the file is comes from its first bytes, not its name: gzip is read whatever the file is called, and a
+    # format bytepair does not read is refused rather than decoded as text.
+    kind = compression(stream.peek(16)[:16])
+    if kind == "gzip" or (kind is None and path.endswith(".gz")):
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    elif kind is not None:
+        counter.close()
+        raise unreadable_compression("standard input" if path == "-" else path, kind)
     # newline="\n": lines end at "\n" only, and nothing is translated ("\r\n" stays as it is).
     return io.TextIOWrapper(stream, encoding="utf-8", errors=errors, newline="\n"), counter
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from . import _core
 from ._checks import NAMED_PATTERNS, check_pattern, check_special_tokens, check_threads, thread_request
 from ._tokenizer import Tokenizer
-from .corpus import Corpus, corpus_files, corpus_items
+from .corpus import Corpus, corpus_files, corpus_items, file_compression, open_text, unreadable_compression
 from .progress import show_progress
 
 __all__ = [
@@ -182,12 +182,12 @@ def count_words(
     try:
         if files is not None:
             for path in files:
-                counts.add_file(path, errors)
+                _add_file(counts, path, errors)
         else:
             for kind, item in corpus_items(corpus):
                 if kind == "file":
                     assert isinstance(item, str)
-                    counts.add_file(item, errors)
+                    _add_file(counts, item, errors)
                 else:
                     assert isinstance(item, list)
                     counts.add_texts(item)
@@ -207,6 +207,35 @@ def count_words(
         )
     _warn_if_the_pattern_drops_text(settings.pattern, counts)
     return counts
+
+
+def _add_file(counts: _core.WordCounts, path: str, errors: str) -> None:
+    """Counts a file's lines: in the core, which reads plain text and (by its name) `.gz`; a gzip file by another
+    name through Python; another compressed format is refused (its bytes are not text, and errors="replace" would
+    train on garbage)."""
+    kind = file_compression(path)
+    if kind is None or (kind == "gzip" and path.endswith(".gz")):
+        counts.add_file(path, errors)
+        return
+    if kind != "gzip":
+        raise unreadable_compression(path, kind)
+    stream, counter = open_text(path, errors)
+    try:
+        batch: list[str] = []
+        size = 0
+        for line in stream:
+            batch.append(line)
+            size += len(line)
+            if size >= 8 << 20:
+                counts.add_texts(batch)
+                batch, size = [], 0
+        if batch:
+            counts.add_texts(batch)
+    except UnicodeDecodeError as e:
+        raise ValueError(f'{path} is not UTF-8 ({e.reason}); pass errors="replace" to read it anyway') from None
+    finally:
+        stream.close()
+        counter.close()
 
 
 def train_counts(counts: _core.WordCounts, settings: TrainSettings, *, stacklevel: int = 2) -> Tokenizer:
