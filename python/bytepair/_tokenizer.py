@@ -537,11 +537,85 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         native.save(self, path)
 
     @classmethod
-    def load(cls, path: PathLike) -> Tokenizer:
-        """Reads a tokenizer written by `save`."""
-        from .formats import native
+    def load(
+        cls, path: PathLike, *, pattern: str | None = None, special_tokens: Mapping[str, int] | None = None
+    ) -> Tokenizer:
+        """Reads a tokenizer from what you have: a file written by `save` (bytepair's JSON), a folder written by
+        `bytepair train -o` or `save_pretrained` (or by transformers, for a BPE tokenizer), a HF `tokenizer.json`,
+        or a tiktoken rank file — named after its encoding (`cl100k_base.tiktoken`), or with the `pattern` it was
+        made with (and its `special_tokens`, text -> id). What it cannot read is a ValueError saying what it found
+        (a compressed file, a vocab.json without its merges.txt, ...). See `bytepair.load_tokenizer`, which takes
+        encoding names too.
 
-        return native.load(path)
+        >>> import os, tempfile
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = tok.save_pretrained(folder)
+        >>> Tokenizer.load(folder) == Tokenizer.load(os.path.join(folder, "bytepair.json")) == tok
+        True
+        >>> Tokenizer.load(os.path.join(folder, "tokenizer.tiktoken"), pattern="gpt2").encode("lowest") == tok.encode("lowest")
+        True
+        """
+        from .formats import load_tokenizer
+
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"no such tokenizer file or folder: {os.fspath(path)!r}"
+                + (" (for an encoding name, use bytepair.get_encoding)" if os.sep not in os.fspath(path) else "")
+            )
+        return load_tokenizer(path, pattern=pattern, special_tokens=special_tokens)
+
+    def save_pretrained(
+        self,
+        folder: PathLike,
+        *,
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        unk_token: str | None = None,
+        pad_token: str | None = None,
+        default_roles: bool = True,
+        model_max_length: int | None = None,
+    ) -> list[str]:
+        """Writes the tokenizer into `folder` (made if missing) so that `transformers.AutoTokenizer.from_pretrained
+        (folder)` loads it with this tokenizer's ids: tokenizer.json, and tokenizer_config.json and
+        special_tokens_map.json with the special tokens' roles — the ones given, and by default a special token of
+        a well-known name for the others (<|endoftext|> or </s> as eos, <s> as bos, <pad> as pad) and the
+        unk_token; `default_roles=False` gives only those passed. The folder also gets bytepair.json (read back by
+        `from_pretrained` exactly) and, for byte-level tokenizers, tokenizer.tiktoken: the set `bytepair train -o`
+        writes, switched as one. Returns the paths written. ValueError for a role token that is not a special token,
+        or a tokenizer that HF's tokenizer.json cannot hold (byte-level with word markers).
+
+        >>> import tempfile, transformers
+        >>> tok = train(["hello world"] * 10, vocab_size=266, special_tokens=["<|endoftext|>", "<pad>"])
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = tok.save_pretrained(folder)
+        >>> hf = transformers.AutoTokenizer.from_pretrained(folder)
+        >>> hf.eos_token, hf.pad_token_id, hf("hello world")["input_ids"] == tok.encode("hello world")
+        ('<|endoftext|>', 1, True)
+        """
+        from .compat.transformers import save_pretrained
+
+        written = save_pretrained(
+            self,
+            folder,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            unk_token=unk_token,
+            pad_token=pad_token,
+            default_roles=default_roles,
+            model_max_length=model_max_length,
+        )
+        return [os.fspath(p) for p in written]
+
+    @classmethod
+    def from_pretrained(cls, folder: PathLike) -> Tokenizer:
+        """The tokenizer of a folder written by `save_pretrained` or `bytepair train -o`, or by transformers'
+        `save_pretrained` for a BPE tokenizer (its tokenizer.json, or vocab.json + merges.txt), with the same ids.
+        Never downloads: for a tokenizer on the Hugging Face Hub, fetch the folder first. The roles its
+        tokenizer_config.json gives are read by `bytepair.compat.transformers.read_roles(folder)`."""
+        from .compat.transformers import from_pretrained
+
+        return from_pretrained(folder)
 
     def __getstate__(self) -> str:
         return self._core.to_native()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..compat.transformers import CONFIG_FILE, SPECIAL_TOKENS_MAP_FILE
 from ..formats.folder import HF_FILE, OUR_FILE, TIKTOKEN_FILE
 from .encode import cmd_count, cmd_decode, cmd_encode
 from .show import cmd_compare, cmd_demo, cmd_explain, cmd_inspect, cmd_viz
@@ -103,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         required=True,
         metavar="DIR",
-        help=f"folder to write the tokenizer to ({OUR_FILE}, {HF_FILE}, and {TIKTOKEN_FILE} for byte-level ones)",
+        help=f"folder to write the tokenizer to ({OUR_FILE}, {HF_FILE} with transformers' {CONFIG_FILE} and "
+        f"{SPECIAL_TOKENS_MAP_FILE}, and {TIKTOKEN_FILE} for byte-level ones)",
     )
     # Options of one kind of training only default to None (resolved in cmd_train), so that giving one with
     # its default value to the other kind is still seen and refused.
@@ -132,7 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lowercase", action="store_true", help="lowercase the text (when encoding too)")
     p.add_argument("--continuing-subword-prefix", metavar="PREFIX", help='e.g. "##"')
     p.add_argument("--end-of-word-suffix", metavar="SUFFIX", help='e.g. "</w>"')
-    p.add_argument("--unk-token", metavar="TOKEN", help='token for unknown characters (char mode), e.g. "[UNK]"')
+    p.add_argument(
+        "--unk-token",
+        metavar="TOKEN",
+        help='token for unknown characters (char mode), e.g. "[UNK]"; also its role for transformers',
+    )
+    roles_options(p)
     p.add_argument("--max-token-length", type=int, metavar="N", help="longest token, in symbols")
     p.add_argument("--limit-alphabet", type=int, metavar="N", help="char mode: keep the N most frequent characters")
     p.add_argument(
@@ -483,3 +490,17 @@ def threads_progress(p: argparse.ArgumentParser) -> None:
         default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
     )
+
+
+def roles_options(p: argparse.ArgumentParser) -> None:
+    """train's --bos-token, --eos-token, --pad-token: the special tokens' roles in the files for transformers."""
+    group = p.add_argument_group(
+        "roles for transformers (tokenizer_config.json; default: <|endoftext|> or </s> is eos, <s> bos, <pad> pad, "
+        "when they are special tokens)"
+    )
+    for role, example in (("bos", "<s>"), ("eos", "</s>"), ("pad", "<pad>")):
+        group.add_argument(
+            f"--{role}-token",
+            metavar="TOKEN",
+            help=f"the {role} token, e.g. {example!r} (added as a special token if not listed)",
+        )

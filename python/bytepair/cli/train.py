@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 from .. import corpus
+from .._tokenizer import Tokenizer
+from ..compat.transformers import Roles, choose_roles
 from ..dna import dna_stats, iter_fasta, train_dna
 from ..formats import folder
 from ..progress import Progress
@@ -56,7 +58,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     options = dict(
         mode=args.mode,
         pattern=pattern,
-        special_tokens=args.special_tokens,
+        special_tokens=with_role_tokens(args),
         initial_alphabet=alphabet,
         min_frequency=args.min_frequency,
         lowercase=args.lowercase,
@@ -84,7 +86,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         else:
             tok = train([Path(p) for p in paths], args.vocab_size, errors=args.errors, **options)
         seconds = time.perf_counter() - start
-        written, notes = folder.save(tok, out)
+        roles = chosen_roles(tok, args)
+        written, notes = folder.save(tok, out, roles=roles)
         # Bytes per token on the training text, encoded as the tokenizer will encode it.
         progress = Progress("measuring bytes per token", bool(options["progress"]))
         try:
@@ -124,6 +127,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{summary.bytes_per_token:.2f} bytes per token"
         )
     print("  wrote " + ", ".join(str(p) for p in written))
+    print_roles(roles, written)
     for note in notes:
         print(f"  {note}")
     if summary is None:
@@ -166,7 +170,7 @@ def train_fasta(args: argparse.Namespace) -> int:
         [Path(p) for p in paths],
         args.vocab_size,
         alphabet=args.alphabet,
-        special_tokens=args.special_tokens,
+        special_tokens=with_role_tokens(args),
         unk_token=args.unk_token or "[UNK]",
         uppercase=not args.keep_case,
         ambiguous=args.ambiguous,
@@ -179,7 +183,8 @@ def train_fasta(args: argparse.Namespace) -> int:
         progress=progress_on(args),
     )
     seconds = time.perf_counter() - start
-    written, notes = folder.save(tok, out)
+    roles = chosen_roles(tok, args)
+    written, notes = folder.save(tok, out, roles=roles)
     records = (
         r
         for p in paths
@@ -196,6 +201,31 @@ def train_fasta(args: argparse.Namespace) -> int:
         f"{stats.mean_kmer_length:.2f}"
     )
     print("  wrote " + ", ".join(str(p) for p in written))
+    print_roles(roles, written)
     for note in notes:
         print(f"  {note}")
     return 0
+
+
+def with_role_tokens(args: argparse.Namespace) -> list[str]:
+    """The --special-token list, with the --bos-token, --eos-token and --pad-token it does not list added (so that
+    naming a role is enough to have its token)."""
+    specials = list(args.special_tokens)
+    for token in (args.bos_token, args.eos_token, args.pad_token):
+        if token is not None and token not in specials and token != args.unk_token:
+            specials.append(token)
+    return specials
+
+
+def chosen_roles(tok: Tokenizer, args: argparse.Namespace) -> Roles:
+    """The roles written for transformers: --bos/--eos/--pad/--unk-token, and the defaults for the others."""
+    return choose_roles(
+        tok, bos_token=args.bos_token, eos_token=args.eos_token, pad_token=args.pad_token, unk_token=args.unk_token
+    )
+
+
+def print_roles(roles: Roles, written: list[Path]) -> None:
+    """The summary's line on the special tokens' roles (when the files for transformers were written)."""
+    named = roles.as_dict()
+    if named and any(p.name == "tokenizer_config.json" for p in written):
+        print("  roles for transformers: " + ", ".join(f"{k.removesuffix('_token')} {v}" for k, v in named.items()))
