@@ -158,6 +158,67 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.encode_packed(items, allowed, disallowed, thread_request(threads), width)
 
+    def encode_batch_padded(
+        self,
+        texts: Iterable[str],
+        pad_id: int,
+        *,
+        max_length: int | None = None,
+        truncate: bool = False,
+        side: Literal["right", "left"] = "right",
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """The texts encoded in parallel (as `encode_batch`) into one 2-D uint32 array, a row per text, padded with
+        `pad_id` to the longest row (or to `max_length`), and each row's number of ids (its attention-mask length):
+        what a model is fed. `side="left"` pads before the ids (for generation). A text with more than
+        `max_length` ids is a ValueError unless `truncate=True`, which keeps its first `max_length` ids.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=263, special_tokens=["<pad>"])
+        >>> ids, lengths = tok.encode_batch_padded(["low", "lower lowest"], pad_id=tok.token_to_id("<pad>"))
+        >>> ids.tolist(), lengths.tolist()
+        ([[258, 0, 0, 0, 0], [258, 69, 82, 262, 84]], [1, 5])
+        >>> tok.encode_batch_padded(["low", "lower lowest"], 0, max_length=2, truncate=True, side="left")[0].tolist()
+        [[0, 258], [258, 69]]
+        """
+        import numpy as np
+
+        pad = as_id(pad_id)
+        if not 0 <= pad < self._size:
+            raise ValueError(f"pad_id {pad} is not in the vocabulary: ids are 0 to {self._size - 1}")
+        if max_length is not None and (
+            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0
+        ):
+            raise ValueError(f"max_length must be None or an int >= 0, got {max_length!r}")
+        if side not in ("right", "left"):
+            raise ValueError(f'side must be "right" or "left", not {side!r}')
+        if not isinstance(truncate, bool):
+            raise TypeError(f"truncate must be True or False, not {truncate!r}")
+        packed, counts = self.encode_batch_packed(
+            texts, allowed_special=allowed_special, disallowed_special=disallowed_special, threads=threads
+        )
+        flat = np.frombuffer(packed, dtype="<u4")
+        lengths = np.asarray(counts, dtype=np.int64)
+        longest = int(lengths.max()) if len(lengths) else 0
+        width = longest if max_length is None else max_length
+        if longest > width:
+            if not truncate:
+                row = int(np.argmax(lengths > width))
+                raise ValueError(
+                    f"text {row} has {int(lengths[row])} ids, more than max_length={width}: pass truncate=True to "
+                    f"keep the first {width} ids of such texts, or a larger max_length"
+                )
+            # Each id's place within its text; the ones past `width` are dropped.
+            starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            flat = flat[np.arange(len(flat)) - starts < width]
+            lengths = np.minimum(lengths, width)
+        out = np.full((len(lengths), width), pad, dtype=np.uint32)
+        columns = np.arange(width)
+        filled = columns < lengths[:, None] if side == "right" else columns >= width - lengths[:, None]
+        out[filled] = flat  # row by row, in order: each row's ids fill its cells left to right
+        return out, lengths
+
     def encode_bytes(
         self,
         data: bytes,
