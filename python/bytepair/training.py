@@ -163,9 +163,14 @@ def _alphabet(initial_alphabet: object) -> Literal["all", "corpus"] | tuple[str,
 
 def new_counts(settings: TrainSettings) -> _core.WordCounts:
     """An empty word counter with the settings' pattern, special tokens and normaliser (the trained tokenizer then
-    encodes with the same ones: training and encoding cannot drift apart)."""
+    encodes with the same ones: training and encoding cannot drift apart). With tie_break="hf", special-token text
+    found in the corpus is counted as ordinary text, as HF's trainer counts it (the others cut it out)."""
     return _core.WordCounts(
-        settings.pattern, list(settings.special_tokens), settings.lowercase, thread_request(settings.threads)
+        settings.pattern,
+        list(settings.special_tokens),
+        settings.lowercase,
+        thread_request(settings.threads),
+        count_special_text=settings.tie_break == "hf",
     )
 
 
@@ -301,7 +306,8 @@ def train(
         symbols are the characters seen in the corpus.
     pattern: pre-tokenization: "gpt2", "cl100k", "o200k", "whitespace" (HF's `\\w+|[^\\w\\s]+`), None (each text
         is one word), or a regex.
-    special_tokens: tokens that get the first ids; they are cut out of the training text and never merged.
+    special_tokens: tokens that get the first ids; never merged. Their text in the corpus is cut out before
+        counting — except with tie_break="hf", which counts it as ordinary text, as HF tokenizers' trainer does.
     initial_alphabet: "all" (every byte; byte mode), "corpus" (only symbols seen), or characters to add to the
         symbols seen.
     min_frequency: stop when the best pair occurs fewer times.
@@ -315,7 +321,8 @@ def train(
         those given in initial_alphabet always stay); the others become `unk_token`, which is then required.
     tie_break: which of several equally frequent pairs to merge: "first_seen" (the one met first in the corpus,
         the textbook rule), "hf" (smallest ids first, HF tokenizers' rule — its merges equal BpeTrainer's
-        without word markers; see the README for markers) or
+        without word markers, special-token text in the corpus counted as text as HF does; see the README for
+        markers) or
         "lexicographic" (the greater pair compared as bytes, Stanford CS336's rule).
     threads: threads for reading and counting words (None: all cores, or RAYON_NUM_THREADS; never more than
         the cores). The result does not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).

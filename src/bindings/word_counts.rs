@@ -36,11 +36,21 @@ impl WordCounts {
 
 #[pymethods]
 impl WordCounts {
+    /// `count_special_text`: special tokens found in the text are counted as ordinary text (HF's trainer does).
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0))]
-    fn new(pattern: Option<&str>, special_tokens: Vec<String>, lowercase: bool, threads: usize) -> PyResult<Self> {
+    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0, count_special_text=false))]
+    fn new(
+        pattern: Option<&str>,
+        special_tokens: Vec<String>,
+        lowercase: bool,
+        threads: usize,
+        count_special_text: bool,
+    ) -> PyResult<Self> {
         let pattern = Pattern::from_name_or_regex(pattern);
-        let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
+        let mut counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
+        if count_special_text {
+            counter.count_special_text();
+        }
         let progress = Mutex::new(Progress::new(false, None, check_signals));
         Ok(WordCounts { counter: Mutex::new(counter), progress })
     }

@@ -127,6 +127,9 @@ impl Utf8Errors {
 pub struct WordCounter {
     pretokenizer: PreTokenizer,
     specials: SpecialMatcher,
+    /// The special tokens cut out of the text before counting: `specials`, or none when their text is counted as
+    /// ordinary text (`count_special_text`).
+    cut: SpecialMatcher,
     lowercase: bool,
     pool: rayon::ThreadPool,
     /// Word → count, in order of first appearance; `pending` still has to be folded in (see `words`).
@@ -160,6 +163,7 @@ impl WordCounter {
         Ok(WordCounter {
             pretokenizer: PreTokenizer::new(pattern)?,
             specials: SpecialMatcher::new(special_tokens),
+            cut: SpecialMatcher::new(special_tokens),
             lowercase,
             pool,
             words: WordCounts::default(),
@@ -167,6 +171,13 @@ impl WordCounter {
             bytes_seen: 0,
             special_bytes: 0,
         })
+    }
+
+    /// Counts the text of special tokens found in the corpus as ordinary text from now on, as HF tokenizers'
+    /// trainer does (it splits added tokens out only when encoding): the tokens still get the first ids, and the
+    /// trained tokenizer still matches them when encoding. For `tie_break="hf"`, whose merges equal HF's.
+    pub fn count_special_text(&mut self) {
+        self.cut = SpecialMatcher::new(&[]);
     }
 
     /// The counting threads (training's recounts use them too).
@@ -283,9 +294,9 @@ impl WordCounter {
     /// bytes.
     fn plan_large_document<'a>(&self, text: &'a str, target: usize, work: &mut Vec<Work<'a>>) -> u64 {
         let mut special_bytes = 0;
-        let _ = self.specials.segments(text, |segment| {
+        let _ = self.cut.segments(text, |segment| {
             if let Segment::Special(i) = segment {
-                special_bytes += self.specials.tokens()[i].len() as u64;
+                special_bytes += self.cut.tokens()[i].len() as u64;
             }
             if let Segment::Text(mut part) = segment {
                 while part.len() > target {
@@ -312,8 +323,8 @@ impl WordCounter {
     /// counting work; overlapping it with the next batch keeps every core busy (measured: serial folding left
     /// one of two cores idle a fifth of the time).
     fn count_work(&mut self, work: &[Work<'_>]) -> Result<()> {
-        let WordCounter { pretokenizer, specials, lowercase, pool, words, pending, special_bytes, .. } = self;
-        let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*specials, *lowercase);
+        let WordCounter { pretokenizer, cut, lowercase, pool, words, pending, special_bytes, .. } = self;
+        let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*cut, *lowercase);
         let previous = std::mem::take(pending);
         let (fresh, folded) = pool.install(|| {
             rayon::join(
@@ -607,6 +618,17 @@ mod tests {
         let mut c = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 1);
         c.add_text("b a<|endoftext|>b a a").unwrap();
         assert_eq!(items(&mut c), [("b".to_string(), 2), (" a".to_string(), 3)]);
+    }
+
+    #[test]
+    fn special_text_can_be_counted_as_text_while_the_tokens_stay() {
+        let mut c = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 1);
+        c.count_special_text();
+        c.add_text("b<|endoftext|>b").unwrap();
+        let words: Vec<String> = items(&mut c).into_iter().map(|(w, _)| w).collect();
+        assert_eq!(words, ["b", "<|", "endoftext", "|>"]);
+        assert_eq!(c.special_tokens(), ["<|endoftext|>"]);
+        assert_eq!(c.special_bytes().unwrap(), 0);
     }
 
     #[test]
