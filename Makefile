@@ -3,7 +3,7 @@
 #   make test   set up .venv with the test dependencies, build, run make lint, cargo test and pytest
 # and: make lint (ruff, ruff format --check, mypy --strict, clippy, rustfmt --check), make build (just the
 # extension into .venv), make bench (training), make bench-encode (encoding), make bench-genome (DNA: E. coli
-# and synthetic genomes vs HF tokenizers and SentencePiece), make clean.
+# and synthetic genomes vs HF tokenizers and SentencePiece), make bench-datasets (HF datasets forms), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -18,7 +18,7 @@ TIKTOKEN_SUITE := $(VENV)/peer-tests/tiktoken-0.14.0/tests/test_encoding.py
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test lint build bench bench-encode bench-genome clean
+.PHONY: demo test lint build bench bench-encode bench-genome bench-datasets clean
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
@@ -45,6 +45,10 @@ bench: $(BUILT) $(BENCH_DEPS)
 # make bench-genome GENOME_ARGS=--quick (or --case scaling, --only bytepair-fasta, ...): see bench/genome.py.
 bench-genome: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/genome.py $(GENOME_ARGS)
+
+# make bench-datasets DATASETS_ARGS=--quick (or --only train): see bench/hf_datasets.py.
+bench-datasets: $(BUILT) $(BENCH_DEPS) $(TEST_DEPS)
+	$(PY) bench/hf_datasets.py $(DATASETS_ARGS)
 
 # make bench-encode ENCODE_ARGS=--quick (or --case worst, --only tiktoken, --encoding gpt2, ...): see bench/encode.py.
 bench-encode: $(BUILT) $(BENCH_DEPS)

@@ -72,8 +72,8 @@ def test_padding_edge_cases_and_bad_arguments(padded_pair):
     with pytest.raises(ValueError, match="pad_id 100000 is not in the vocabulary"):
         tok.encode_batch_padded(["a"], 100_000)
     with pytest.raises(ValueError, match='side must be "right" or "left"'):
-        tok.encode_batch_padded(["a"], 0, side="up")  # type: ignore[arg-type]
+        tok.encode_batch_padded(["a"], 0, side="up")
     with pytest.raises(ValueError, match="max_length must be None or an int"):
         tok.encode_batch_padded(["a"], 0, max_length=-1)
     with pytest.raises(TypeError):
-        tok.encode_batch_padded(["a"], "<pad>")  # type: ignore[arg-type]
+        tok.encode_batch_padded(["a"], "<pad>")

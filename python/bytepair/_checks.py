@@ -29,7 +29,13 @@ def check_str(text: object, name: str) -> None:
 
 
 def check_texts(texts: Iterable[object]) -> list[str]:
-    """`texts` as a list, checked to hold only str; TypeError naming the first that is not."""
+    """`texts` as a list, checked to hold only str; TypeError naming the first that is not. An Arrow-backed column
+    (a HF `datasets` column, a pyarrow array) is read a batch at a time (see `bytepair.arrow`), not row by row."""
+    from .arrow import texts as arrow_texts
+
+    from_arrow = arrow_texts(texts)
+    if from_arrow is not None:
+        return from_arrow
     items = list(texts)
     for i, text in enumerate(items):
         if not isinstance(text, str):

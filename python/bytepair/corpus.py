@@ -49,8 +49,9 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
-#: A path (file or glob), or an iterable of texts, batches of texts, FASTA records and Path objects.
-Corpus = PathLike | Iterable[str | os.PathLike[str] | FastaRecord | Sequence[str]]
+#: A path (file or glob), or an iterable of texts, batches of texts, FASTA records and Path objects (or of
+#: mappings, whose text a `field` names); Arrow-backed columns and datasets are iterables too (see `bytepair.arrow`).
+Corpus = PathLike | Iterable[str | os.PathLike[str] | FastaRecord | Sequence[str] | Mapping[str, object]]
 
 # Texts are handed to the core in batches of about this many characters (one GIL release per batch).
 BATCH_CHARS = 8 << 20
@@ -176,8 +177,11 @@ def corpus_files(corpus: object) -> list[str] | None:
     return None
 
 
-def corpus_items(corpus: object) -> Iterator[tuple[Literal["file", "texts"], str | list[str]]]:
-    """Yields ("file", path) and ("texts", [str, ...]) batches of a corpus that is not only files."""
+def corpus_items(
+    corpus: object, field: str | None = None
+) -> Iterator[tuple[Literal["file", "texts"], str | list[str]]]:
+    """Yields ("file", path) and ("texts", [str, ...]) batches of a corpus that is not only files; with `field`, a
+    mapping item (a dict, a dataset row) gives its `field`."""
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be text (str), a path, or an iterable of those, not bytes; decode it first")
     if not isinstance(corpus, Iterable):
@@ -185,6 +189,12 @@ def corpus_items(corpus: object) -> Iterator[tuple[Literal["file", "texts"], str
     batch: list[str] = []
     size = 0
     for index, item in enumerate(corpus):
+        if field is not None and isinstance(item, Mapping):
+            if field not in item:
+                raise ValueError(f"corpus item {index} has no field {field!r} (its keys: {list(item)[:8]!r})")
+            item = item[field]
+            if not isinstance(item, str):
+                raise TypeError(f"the field {field!r} of corpus item {index} is a {type(item).__name__}, not a str")
         if isinstance(item, str):
             batch.append(item)
             size += len(item)
@@ -202,7 +212,7 @@ def corpus_items(corpus: object) -> Iterator[tuple[Literal["file", "texts"], str
             continue
         elif isinstance(item, Mapping):
             keys = [k for k, v in item.items() if isinstance(v, str)]
-            hint = f" (its text field? pass dataset[{keys[0]!r}])" if keys else ""
+            hint = f" (its text field? pass field={keys[0]!r})" if keys else ""
             raise TypeError(
                 f"corpus item {index} is a {type(item).__name__} with keys {list(item)[:5]!r}, not a "
                 f"str: pass the column of texts{hint}"

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from . import _core
+from . import _core, arrow
 from ._checks import NAMED_PATTERNS, check_pattern, check_special_tokens, check_threads, thread_request
 from ._tokenizer import Tokenizer
 from .corpus import Corpus, corpus_files, corpus_items, file_compression, open_text, unreadable_compression
@@ -175,21 +175,29 @@ def new_counts(settings: TrainSettings) -> _core.WordCounts:
 
 
 def count_words(
-    corpus: Corpus, settings: TrainSettings, errors: Literal["strict", "replace"] = "strict"
+    corpus: Corpus,
+    settings: TrainSettings,
+    errors: Literal["strict", "replace"] = "strict",
+    field: str | None = None,
 ) -> _core.WordCounts:
     """The words of `corpus` (see `train`) counted as `settings` pre-tokenize them."""
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
+    if field is not None and not isinstance(field, str):
+        raise TypeError(f"field must be the name of the text field (a str), not {type(field).__name__}")
     counts = new_counts(settings)
-    files = corpus_files(corpus)
+    batches = arrow.text_batches(corpus, field)
+    files = corpus_files(corpus) if batches is None else None
     if settings.progress:
         counts.show_progress(None if files is None else sum(os.path.getsize(p) for p in files))
     try:
-        if files is not None:
+        if batches is not None:  # Arrow-backed (a HF dataset or column): its buffers go to the core as they are
+            arrow.add_to_counts(counts, batches)
+        elif files is not None:
             for path in files:
                 _add_file(counts, path, errors)
         else:
-            for kind, item in corpus_items(corpus):
+            for kind, item in corpus_items(corpus, field):
                 if kind == "file":
                     assert isinstance(item, str)
                     _add_file(counts, item, errors)
@@ -293,14 +301,17 @@ def train(
     threads: int | None = None,
     progress: bool | None = None,
     errors: Literal["strict", "replace"] = "strict",
+    field: str | None = None,
 ) -> Tokenizer:
     """Trains a BPE tokenizer on a corpus.
 
-    corpus: a path (str or Path) to a UTF-8 text file (`.gz` is decompressed), or an iterable whose items are
-        texts (str), batches of texts (lists of str, e.g. from `dataset.iter(batch_size=1000)`) or paths (Path
-        objects) — a HF `datasets` column such as `dataset["text"]` works as it is. A list or tuple of str
-        that all name existing files is read as a list of files. Files are read line by line (each line with
-        its line break is one text). Glob patterns ("data/*.txt") are expanded.
+    corpus: a path (str or Path) to a UTF-8 text file (gzip is decompressed), or an iterable whose items are
+        texts (str), batches of texts (lists of str) or paths (Path objects). A HF `datasets` column
+        (`dataset["text"]`), a dataset (`field` names its text column), an iterable (streaming) dataset or a
+        pyarrow array or table is read as Arrow, its buffers handed to the core without a Python string per row
+        (the fast way: as fast as batches of str, where iterating the column row by row was ~20x slower). A
+        list or tuple of str that all name existing files is read as a list of files. Files are read line by
+        line (each line with its line break is one text). Glob patterns ("data/*.txt") are expanded.
     vocab_size: size of the final vocabulary, special tokens and base alphabet included.
     mode: "byte" — symbols are UTF-8 bytes shown with GPT-2's table, so any text can be encoded; or "char" —
         symbols are the characters seen in the corpus.
@@ -328,6 +339,8 @@ def train(
         the cores). The result does not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
     progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
     errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
+    field: the text column of a dataset or table, or the key of the text in mapping items (dicts): without it, a
+        dataset with one string column uses that column.
 
     If the corpus runs out of pairs before `vocab_size`, training stops with a warning and the smaller vocabulary.
 
@@ -352,7 +365,7 @@ def train(
         threads=threads,
         progress=progress,
     )
-    return train_counts(count_words(corpus, settings, errors), settings, stacklevel=2)
+    return train_counts(count_words(corpus, settings, errors, field), settings, stacklevel=2)
 
 
 def train_from_counts(

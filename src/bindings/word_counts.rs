@@ -3,11 +3,12 @@
 
 use std::sync::Mutex;
 
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 
 use super::fasta::sequence_options;
 use super::{check_signals, guarded, lock, lock_attached, to_py};
-use crate::formats::fasta;
+use crate::formats::{arrow, fasta};
 use crate::pretokenize::Pattern;
 use crate::progress::Progress;
 use crate::train::counts::{Utf8Errors, WordCounter};
@@ -73,6 +74,31 @@ impl WordCounts {
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
                 let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                counter.add_texts(&texts)?;
+                progress.bytes(counter.bytes_seen)?;
+                Ok(())
+            })
+        })
+    }
+
+    /// Counts the words of rows `first..first + length` of an Arrow string array (each row one text), given its
+    /// value and offset buffers (`width`-byte offsets) as read-only byte buffers: read in place, no string per row.
+    fn add_arrow_strings(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        offsets: &Bound<'_, PyAny>,
+        width: usize,
+        first: usize,
+        length: usize,
+    ) -> PyResult<()> {
+        let values = ByteView::of(values)?;
+        let offsets = ByteView::of(offsets)?;
+        py.detach(|| {
+            guarded(|| {
+                let texts = arrow::strings(values.bytes(), offsets.bytes(), width, first, length)?;
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
                 counter.add_texts(&texts)?;
                 progress.bytes(counter.bytes_seen)?;
                 Ok(())
@@ -200,5 +226,33 @@ fn other_strand(reverse_complement: bool, rna: bool) -> dna::OtherStrand {
         (false, _) => dna::OtherStrand::No,
         (true, false) => dna::OtherStrand::Dna,
         (true, true) => dna::OtherStrand::Rna,
+    }
+}
+
+/// The bytes of a Python buffer (a `memoryview` of an Arrow buffer): borrowed in place when it is read-only and
+/// contiguous, else copied.
+struct ByteView {
+    buffer: PyBuffer<u8>,
+    copy: Option<Vec<u8>>,
+}
+
+impl ByteView {
+    fn of(object: &Bound<'_, PyAny>) -> PyResult<ByteView> {
+        let buffer = PyBuffer::<u8>::get(object)?;
+        let copy = if buffer.readonly() && buffer.is_c_contiguous() { None } else { Some(buffer.to_vec(object.py())?) };
+        Ok(ByteView { buffer, copy })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.copy {
+            Some(copy) => copy,
+            // SAFETY: the buffer is C-contiguous and read-only, and `self.buffer` keeps the exporting object and its
+            // memory alive (and unchanged: nobody may write a read-only buffer) for as long as `self` lives, which
+            // outlives the returned slice.
+            None => match self.buffer.as_slice_ptr() {
+                Some(ptr) => unsafe { &*(ptr.as_ptr() as *const [u8]) },
+                None => &[],
+            },
+        }
     }
 }
