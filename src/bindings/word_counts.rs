@@ -21,6 +21,9 @@ pub struct WordCounts {
     pub(super) counter: Mutex<WordCounter>,
     /// The reading/counting progress display, shared by all the files and texts of one corpus.
     progress: Mutex<Progress<'static>>,
+    /// Bytes of the files counted so far (compressed bytes for `.gz`): where the next file starts on the bar,
+    /// whose total is the files' sizes.
+    files_read: std::sync::atomic::AtomicU64,
 }
 
 impl WordCounts {
@@ -53,7 +56,7 @@ impl WordCounts {
             counter.count_special_text();
         }
         let progress = Mutex::new(Progress::new(false, None, check_signals));
-        Ok(WordCounts { counter: Mutex::new(counter), progress })
+        Ok(WordCounts { counter: Mutex::new(counter), progress, files_read: Default::default() })
     }
 
     /// Shows reading progress on stderr from now on; `total_bytes` when known.
@@ -111,11 +114,17 @@ impl WordCounts {
         let errors = Utf8Errors::parse(errors).map_err(to_py)?;
         py.detach(|| {
             guarded(|| {
+                use std::sync::atomic::Ordering::Relaxed;
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                let start = counter.bytes_seen;
-                counter.add_file(&path, errors, |done| progress.bytes(start + done))?;
-                Ok(counter.bytes_seen - start)
+                let (text_before, start) = (counter.bytes_seen, self.files_read.load(Relaxed));
+                let mut read = 0;
+                counter.add_file(&path, errors, |position| {
+                    read = position;
+                    progress.bytes(start + position)
+                })?;
+                self.files_read.fetch_add(read, Relaxed);
+                Ok(counter.bytes_seen - text_before)
             })
         })
     }

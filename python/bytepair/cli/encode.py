@@ -11,7 +11,18 @@ from typing import BinaryIO
 from .._tokenizer import Tokenizer
 from ..progress import Progress
 from ..streams import choose_dtype, decode_stream, encode_stream
-from .common import CommandError, input_documents, input_paths, load, megabytes, output, positive, progress_on, unescape
+from .common import (
+    CommandError,
+    input_documents,
+    input_paths,
+    load,
+    megabytes,
+    output,
+    plural,
+    positive,
+    progress_on,
+    unescape,
+)
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
@@ -39,7 +50,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     if args.output:
         kind = f" as {summary.dtype}" if summary.dtype else ""
         print(
-            f"encoded {summary.documents} document(s), {megabytes(summary.bytes)} -> {summary.tokens:,} tokens "
+            f"encoded {plural(summary.documents, 'document')}, {megabytes(summary.bytes)} -> {summary.tokens:,} tokens "
             f"({summary.bytes_per_token:.2f} bytes/token){kind} in {summary.seconds:.1f} s -> {args.output}"
             + (f"; {separator} after each document" if separator else ""),
             file=sys.stderr,

@@ -1,11 +1,15 @@
 """The command line's arguments: one subparser per command, each run by a `cmd_*` function of the module for
-its command."""
+its command. A misspelt command, choice or option gets the nearest one suggested (`Parser`, `misspelt_option`)."""
 
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
+from .._checks import did_you_mean, nearest
 from ..compat.transformers import CONFIG_FILE, SPECIAL_TOKENS_MAP_FILE
 from ..formats.folder import HF_FILE, OUR_FILE, TIKTOKEN_FILE
 from .encode import cmd_count, cmd_decode, cmd_encode
@@ -38,12 +42,63 @@ cache; nothing is downloaded). Add --verbose to see the traceback of an error.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors for a misspelt command or choice suggest the nearest one ("invalid choice:
+    'trian' ... (did you mean 'train'?)"), and which knows its subcommands' parsers (`commands`)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.commands: dict[str, Parser] = {}
+
+    @property
+    def option_names(self) -> list[str]:
+        """Every option string this parser takes (--vocab-size, -o, ...), its groups' included."""
+        return [name for action in self._actions for name in action.option_strings]
+
+    def error(self, message: str) -> NoReturn:
+        found = re.match(r"(argument .*?: invalid choice: '(.*?)') \(choose from (.*)\)$", message)
+        if found:
+            choices = [c.strip().strip("'\"") for c in found.group(3).split(",")]
+            suggestion = did_you_mean(found.group(2), choices)
+            if suggestion:
+                message = f"{found.group(1)}{suggestion}; the choices are {found.group(3)}"
+        super().error(message)
+
+
+def misspelt_option(parser: Parser, argv: Sequence[str]) -> tuple[Parser, str] | None:
+    """The parser to report with and its message, for the first long option in `argv` that its command does not
+    take (nor any of its options start with: argparse takes unique prefixes) but that is near one of them:
+    "unrecognized option --vocab-szie (did you mean --vocab-size?)". None when every option is known, or an unknown
+    one is near none (argparse then says what it says).
+
+    >>> misspelt_option(build_parser(), ["train", "x.txt", "--vocab-szie", "300"])[1]
+    'unrecognized option --vocab-szie (did you mean --vocab-size?)'
+    """
+    command = parser
+    for token in argv:
+        if token == "--":
+            break
+        if command is parser and token in parser.commands:
+            command = parser.commands[token]
+            continue
+        if not token.startswith("--") or token == "--":
+            continue
+        name = token.split("=", 1)[0]
+        known = command.option_names + (parser.option_names if command is not parser else [])
+        if any(option.startswith(name) for option in known):
+            continue
+        near = nearest(name, [option for option in known if option.startswith("--")])
+        if near is not None:
+            return command, f"unrecognized option {name} (did you mean {near}?)"
+    return None
+
+
+def build_parser() -> Parser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error"
     )
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bytepair",
         description="Byte-Pair Encoding tokenizers: train, encode, decode, count, inspect, view and compare them.",
         epilog=EXAMPLES,
@@ -53,9 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     # No default for --verbose here: set_defaults would reach the action the subcommands share (`parents`), and
     # each subcommand would then reset a `bytepair -v COMMAND` to False.
     parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    def command(name: str, help: str, examples: str) -> argparse.ArgumentParser:
+    def command(name: str, help: str, examples: str) -> Parser:
         p = sub.add_parser(
             name,
             help=help,
@@ -64,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
             epilog="examples:\n" + examples,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        assert isinstance(p, Parser)
+        parser.commands[name] = p
         return p
 
     # train

@@ -20,7 +20,7 @@ from ..formats import folder
 from ..progress import Progress
 from ..streams import encode_stream
 from ..training import train
-from .common import CommandError, input_paths, megabytes, output_folder, positive, progress_on
+from .common import CommandError, input_paths, megabytes, output_folder, plural, positive, progress_on
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -117,13 +117,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"{tok.vocab_size - specials - tok.core.layout()[1]} from {len(tok.merges)} merges"
         + (f" (last merge count {counted[-1][1]})" if counted else "")
     )
-    in_files = f"in {len(paths)} file{'s' if len(paths) != 1 else ''}"
+    in_files = f"in {plural(len(paths), 'file')}"
     if summary is None:
         print(f"  training text: {megabytes(size)} {in_files} (on disk)")
     else:  # the text's size (a .gz file's is its compressed size on disk)
         print(
             f"  training text: {megabytes(summary.bytes)} {in_files}, "
-            f"{summary.documents if args.jsonl_field else len(paths)} document(s) -> {summary.tokens:,} tokens, "
+            f"{plural(summary.documents if args.jsonl_field else len(paths), 'document')} -> {summary.tokens:,} tokens, "
             f"{summary.bytes_per_token:.2f} bytes per token"
         )
     print("  wrote " + ", ".join(str(p) for p in written))
