@@ -94,7 +94,7 @@ def misspelt_option(parser: Parser, argv: Sequence[str]) -> tuple[Parser, str] |
 
 
 def build_parser() -> Parser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error"
     )
@@ -238,7 +238,8 @@ def build_parser() -> Parser:
   bytepair encode a.txt b.txt -t tok/ --format json -o ids.jsonl
   bytepair encode corpus.txt.gz -t tok/ --format bin --dtype uint16 --separator '<|endoftext|>' -o corpus.bin
       python: numpy.memmap("corpus.bin", dtype=numpy.uint16, mode="r")
-  bytepair encode docs.jsonl --jsonl-field text -t cl100k_base --format bin --dtype uint32 -o docs.bin""",
+  bytepair encode docs.jsonl --jsonl-field text -t cl100k_base --format bin --dtype uint32 -o docs.bin
+  bytepair encode --fasta genome.fa.gz -t dna/ --chunk-length 1000 --format bin -o genome.bin""",
     )
     tokenizer_option(p)
     p.add_argument(
@@ -268,6 +269,7 @@ def build_parser() -> Parser:
         "for --format bin: <|endoftext|> if the tokenizer has it; 'none' for no separator)",
     )
     document_options(p)
+    fasta_input_options(p)
     threads_progress(p)
     p.set_defaults(run=cmd_encode)
 
@@ -561,3 +563,25 @@ def roles_options(p: argparse.ArgumentParser) -> None:
             metavar="TOKEN",
             help=f"the {role} token, e.g. {example!r} (added as a special token if not listed)",
         )
+
+
+def fasta_input_options(p: argparse.ArgumentParser) -> None:
+    """encode's --fasta: the files are FASTA/FASTQ, read record by record as `train --fasta` and dna-stats read
+    them (each record, or window, one document)."""
+    group = p.add_argument_group("DNA input (with --fasta)")
+    group.add_argument(
+        "--fasta",
+        action="store_true",
+        help="the files are FASTA/FASTQ (plain or .gz): encode each record's sequence, uppercased, as one "
+        "document (headers and line breaks are not text to encode)",
+    )
+    group.add_argument(
+        "--keep-case", action="store_true", help="do not fold lowercase (soft-masked) bases to uppercase"
+    )
+    group.add_argument(
+        "--ambiguous",
+        choices=["keep", "split", "drop"],
+        default="keep",
+        help="N and IUPAC codes: keep them (default), split records at them, or drop them",
+    )
+    group.add_argument("--chunk-length", type=int, metavar="N", help="encode windows of N bases, each a document")
