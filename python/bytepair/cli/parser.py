@@ -12,6 +12,7 @@ from .. import __version__
 from .._checks import did_you_mean, nearest
 from ..compat.transformers import CONFIG_FILE, SPECIAL_TOKENS_MAP_FILE
 from ..formats.folder import HF_FILE, OUR_FILE, TIKTOKEN_FILE
+from ..viewer import MAX_PAGE_TOKENS
 from .encode import cmd_count, cmd_decode, cmd_encode
 from .show import cmd_compare, cmd_demo, cmd_explain, cmd_inspect, cmd_viz
 from .stats import cmd_dna_stats
@@ -387,6 +388,14 @@ def build_parser() -> Parser:
         default=1_000_000,
         metavar="N",
         help="show at most this many characters of the text (default 1000000)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=MAX_PAGE_TOKENS,
+        metavar="N",
+        help=f"--html: draw at most this many tokens on the page, which says so (default {MAX_PAGE_TOKENS}: a "
+        "larger page takes a browser long to draw); its numbers are the whole text's",
     )
     p.set_defaults(run=cmd_viz)
 
