@@ -111,7 +111,7 @@ def compression(head: bytes) -> str | None:
     "xz", "lz4", "zip", "7z" — or None (plain data). Text never starts so: these begin with bytes that are not
     UTF-8 text, but for bzip2's "BZh" + a block size digit + "1AY&SY".
 
-    >>> compression(b"\x1f\x8b\x08\x00"), compression(b"\x28\xb5\x2f\xfd..."), compression(b"plain text")
+    >>> compression(b"\\x1f\\x8b\\x08\\x00"), compression(b"\\x28\\xb5\\x2f\\xfd..."), compression(b"plain text")
     ('gzip', 'zstd', None)
     """
     for magic, kind in _MAGIC:

@@ -254,7 +254,7 @@ def html_page(
     >>> import bytepair
     >>> tok = bytepair.train(["the cat sat on the mat"] * 10, vocab_size=262)
     >>> page = html_page(tok, "the cat sat " * 10, max_tokens=5)
-    >>> page.count('class="t '), "the first 5 of 30 tokens" in page
+    >>> page.count('class="t '), "the first 5 of 50 tokens" in page
     (5, True)
     """
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):

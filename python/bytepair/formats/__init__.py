@@ -130,7 +130,7 @@ def describe_file(path: str | os.PathLike[str], head: bytes | None = None) -> st
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "notes.txt")
-    >>> _ = open(path, "w").write("Hello there\n")
+    >>> _ = open(path, "w").write("Hello there\\n")
     >>> describe_file(path)
     "a text file starting 'Hello there'"
     """

@@ -157,9 +157,9 @@ def looks_like_fasta(head: str) -> Literal["FASTA", "FASTQ"] | None:
     """Whether the start of a text is a FASTA file (a `>` header, then sequence lines) or FASTQ (`@` header,
     sequence, `+`), by its first lines: encoding such a file as text makes its headers and line breaks tokens.
 
-    >>> looks_like_fasta(">chr1 E. coli\nACGTACGTTTGA\n"), looks_like_fasta("@r1\nACGTNACGTA\n+\nIIIIIIIIII\n")
+    >>> looks_like_fasta(">chr1 E. coli\\nACGTACGTTTGA\\n"), looks_like_fasta("@r1\\nACGTNACGTA\\n+\\nIIIIIIIIII\\n")
     ('FASTA', 'FASTQ')
-    >>> looks_like_fasta("> a quoted reply in an e-mail\nThanks for the note.\n") is None
+    >>> looks_like_fasta("> a quoted reply in an e-mail\\nThanks for the note.\\n") is None
     True
     """
     lines = [line.strip() for line in head.splitlines()[:8]]
