@@ -486,14 +486,17 @@ def train(
     lowercase: bool = False,
     **options: Any,
 ) -> ReferenceTokenizer:
-    """Counts the words of `corpus` (an iterable of texts) and learns merges from them.
+    """Counts the words of `corpus` (an iterable of texts) and learns merges from them. Special tokens found in the
+    text are cut out before counting — but for tie_break="hf", which counts their text as ordinary text, as HF
+    tokenizers' trainer does.
 
     >>> tok = train(["low lower lowest"], vocab_size=3 + 256, initial_alphabet="all")
     >>> tok.merges
     [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
     """
     special_tokens = list(special_tokens)
-    freqs = word_frequencies(corpus, pattern, special_tokens, lowercase)
+    cut_out = [] if options.get("tie_break") == "hf" else special_tokens
+    freqs = word_frequencies(corpus, pattern, cut_out, lowercase)
     # Lowercasing is already done; train_from_counts must not do it twice.
     tok = train_from_counts(freqs, vocab_size, pattern=pattern, special_tokens=special_tokens, **options)
     tok.lowercase = lowercase
