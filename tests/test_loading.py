@@ -69,6 +69,7 @@ def test_a_rank_file_named_after_its_encoding_needs_no_pattern(shared_data):
         ("cut.json", b'{"version": "1.0", "model": {"type": "BPE", ', "JSON that does not parse"),
         ("empty.json", b"", "is empty"),
         ("image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", "a binary file"),
+        ("counts.txt", b"the 120\nof 77\nand 60\n", "a text file starting 'the 120'"),  # not a rank file
     ],
 )
 def test_what_cannot_be_loaded_is_named(tmp_path, name, content, found):

@@ -252,11 +252,12 @@ class Encoding:
     def decode_batch(
         self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
     ) -> list[str]:
-        """`decode` of each list of ids."""
+        """`decode` of each list of ids. (`num_threads` is taken for tiktoken's signature: decoding is a copy of
+        each token's bytes, faster on one thread than handing lists to others.)"""
         return [self.decode(tokens, errors=errors) for tokens in batch]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
-        """`decode_bytes` of each list of ids."""
+        """`decode_bytes` of each list of ids (on one thread, as `decode_batch`)."""
         return [self.decode_bytes(tokens) for tokens in batch]
 
     # -- the vocabulary -----------------------------------------------------------------------------------------

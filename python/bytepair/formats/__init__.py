@@ -15,6 +15,7 @@ and written in the core (`src/formats/`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -119,9 +120,15 @@ def _is_hf_tokenizer_json(path: Path) -> bool:
 
 
 def _looks_like_tiktoken(head: bytes) -> bool:
+    """Whether a file's first bytes are a rank file's lines: base64 (whole groups of 4), a space, and ranks that
+    count up (not, say, a list of words with counts)."""
     lines = head.split(b"\n")[:-1] if len(head) == 4096 else head.split(b"\n")
-    lines = [line for line in lines if line.strip()]
-    return bool(lines) and all(_TIKTOKEN_LINE.match(line) for line in lines[:50])
+    lines = [line for line in lines if line.strip()][:50]
+    if not lines or not all(_TIKTOKEN_LINE.match(line) for line in lines):
+        return False
+    tokens, ranks = zip(*(line.split() for line in lines))
+    numbers = [int(r) for r in ranks]
+    return all(len(t) % 4 == 0 for t in tokens) and all(a < b for a, b in itertools.pairwise(numbers))
 
 
 def describe_file(path: str | os.PathLike[str], head: bytes | None = None) -> str:
