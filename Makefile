@@ -3,7 +3,8 @@
 #   make test   set up .venv with the test dependencies, build, run make lint, cargo test and pytest
 # and: make lint (ruff, ruff format --check, mypy --strict, clippy, rustfmt --check), make build (just the
 # extension into .venv), make bench (training), make bench-encode (encoding), make bench-genome (DNA: E. coli
-# and synthetic genomes vs HF tokenizers and SentencePiece), make bench-datasets (HF datasets forms), make clean.
+# and synthetic genomes vs HF tokenizers and SentencePiece), make bench-variants (extend, sizes, SuperBPE, merge
+# control vs plain training), make bench-datasets (HF datasets forms), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -18,7 +19,7 @@ TIKTOKEN_SUITE := $(VENV)/peer-tests/tiktoken-0.14.0/tests/test_encoding.py
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test lint build bench bench-encode bench-genome bench-datasets clean
+.PHONY: demo test lint build bench bench-encode bench-genome bench-variants bench-datasets clean
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
@@ -41,6 +42,10 @@ build: $(BUILT)
 # make bench BENCH_ARGS=--quick (or --case dna, --only hf, ...): see bench/train.py.
 bench: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/train.py $(BENCH_ARGS)
+
+# make bench-variants VARIANTS_ARGS=--quick (or --rounds 3, --only superwords): see bench/train_variants.py.
+bench-variants: $(BUILT) $(BENCH_DEPS)
+	$(PY) bench/train_variants.py $(VARIANTS_ARGS)
 
 # make bench-genome GENOME_ARGS=--quick (or --case scaling, --only bytepair-fasta, ...): see bench/genome.py.
 bench-genome: $(BUILT) $(BENCH_DEPS)

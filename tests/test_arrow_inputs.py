@@ -56,10 +56,10 @@ def test_training_reads_the_buffers_without_a_python_string_per_row(ds, monkeypa
     batches = []
     real = arrow.add_to_counts
 
-    def spy(counts, given):
+    def spy(counters, given):
         given = list(given)
         batches.extend(given)
-        real(counts, iter(given))
+        real(counters, iter(given))
 
     def item_by_item(*_args, **_kwargs):
         raise AssertionError("the column was read row by row")

@@ -41,7 +41,7 @@ TOKENIZERS = {
 
 @pytest.fixture(scope="module")
 def toks() -> dict[str, bytepair.Tokenizer]:
-    return {name: bytepair.train(TRAINING, **options) for name, options in TOKENIZERS.items()}  # type: ignore[arg-type]
+    return {name: bytepair.train(TRAINING, **options) for name, options in TOKENIZERS.items()}  # type: ignore[call-overload]
 
 
 # -- segments ---------------------------------------------------------------------------------------------------

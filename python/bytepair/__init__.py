@@ -12,7 +12,7 @@
 Where things are (each module's docstring says more):
 
 - `Tokenizer` (`_tokenizer.py`): encoding, decoding, the vocabulary;
-- `training`: `train`, `train_from_counts`, their settings;
+- `training`: `train`, `train_from_counts`, their settings (sizes, SuperBPE, merge control, extending);
 - `encodings`: tiktoken's named encodings (`get_encoding`);
 - `formats`: one module per file format (bytepair's JSON, HF tokenizer.json, tiktoken, GPT-2, FASTA, id files);
 - `corpus`: what a corpus can be, and reading text files as documents; `streams`: encoding them to id files;
@@ -30,7 +30,16 @@ from .corpus import Corpus, PathLike
 from .dna import DnaStats, FastaRecord, dna_stats, iter_fasta, read_fasta, reverse_complement, train_dna
 from .encodings import ENCODINGS, get_encoding
 from .formats import load_tokenizer
-from .training import MODES, TIE_BREAKS, TrainSettings, train, train_from_counts
+from .training import (
+    FORBID_ACROSS_CLASSES,
+    MODES,
+    SUPERWORDS_PATTERN,
+    TIE_BREAKS,
+    TrainSettings,
+    Veto,
+    train,
+    train_from_counts,
+)
 
 try:
     __version__ = version("bytepair")
@@ -39,8 +48,10 @@ except PackageNotFoundError:  # pragma: no cover (run from a source tree that wa
 
 __all__ = [
     "ENCODINGS",
+    "FORBID_ACROSS_CLASSES",
     "MODES",
     "NAMED_PATTERNS",
+    "SUPERWORDS_PATTERN",
     "TIE_BREAKS",
     "Corpus",
     "DnaStats",
@@ -48,6 +59,7 @@ __all__ = [
     "PathLike",
     "Tokenizer",
     "TrainSettings",
+    "Veto",
     "__version__",
     "dna_stats",
     "get_encoding",

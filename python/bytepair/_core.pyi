@@ -1,5 +1,7 @@
 """Type stubs for the Rust extension `bytepair._core` (see src/bindings/). Use the `bytepair` API instead."""
 
+from collections.abc import Callable
+
 class WordCounts:
     """Word counts for training, with the pattern, special tokens and normaliser they were made with."""
 
@@ -95,6 +97,7 @@ class CoreTokenizer:
         self,
     ) -> tuple[str, str | None, str | None, bool, str | None, str | None, str | None, str | None]: ...
     def layout(self) -> tuple[int, int]: ...
+    def truncated(self, size: int) -> CoreTokenizer: ...
     def to_native(self) -> str: ...
     @staticmethod
     def from_native(text: str, source: str) -> CoreTokenizer: ...
@@ -114,4 +117,21 @@ def train_counts(
     progress: bool,
     limit_alphabet: int | None = None,
     engine: str = "auto",
+    forbid_across: list[str] = ...,
+    veto: Callable[[bytes, bytes], object] | None = None,
 ) -> tuple[CoreTokenizer, str]: ...
+def extend_counts(
+    tokenizer: CoreTokenizer,
+    counts: WordCounts,
+    vocab_size: int,
+    min_frequency: int,
+    max_token_length: int | None,
+    tie_break: str,
+    progress: bool,
+    forbid_across: list[str] = ...,
+    veto: Callable[[bytes, bytes], object] | None = None,
+    engine: str = "auto",
+) -> tuple[CoreTokenizer, str]: ...
+
+#: SuperBPE's second-stage pre-tokenization pattern (cut by a hand-written splitter in the core).
+SUPERWORDS: str

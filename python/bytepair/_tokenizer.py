@@ -8,7 +8,7 @@ import contextlib
 import functools
 import gc
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
 
 from . import _core
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import tiktoken
 
     from .compat.tiktoken import Encoding as TiktokenEncoding
+    from .corpus import Corpus
+    from .training import TieBreak, Veto
 
 __all__ = ["Tokenizer", "TokenizerSettings"]
 
@@ -587,6 +589,105 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
             "unk_token": unk,
             "tie_break": tie_break,
         }
+
+    # -- growing and cutting down -----------------------------------------------------------------------
+
+    @overload
+    def extend(
+        self,
+        corpus: Corpus,
+        vocab_size: int,
+        *,
+        min_frequency: int = ...,
+        max_token_length: int | None = ...,
+        tie_break: TieBreak | None = ...,
+        forbid_across: str | Iterable[str] = ...,
+        veto: Veto | None = ...,
+        threads: int | None = ...,
+        progress: bool | None = ...,
+        errors: Literal["strict", "replace"] = ...,
+    ) -> Tokenizer: ...
+
+    @overload
+    def extend(
+        self,
+        corpus: Corpus,
+        vocab_size: Sequence[int],
+        *,
+        min_frequency: int = ...,
+        max_token_length: int | None = ...,
+        tie_break: TieBreak | None = ...,
+        forbid_across: str | Iterable[str] = ...,
+        veto: Veto | None = ...,
+        threads: int | None = ...,
+        progress: bool | None = ...,
+        errors: Literal["strict", "replace"] = ...,
+    ) -> list[Tokenizer]: ...
+
+    def extend(
+        self,
+        corpus: Corpus,
+        vocab_size: int | Sequence[int],
+        *,
+        min_frequency: int = 0,
+        max_token_length: int | None = None,
+        tie_break: TieBreak | None = None,
+        forbid_across: str | Iterable[str] = (),
+        veto: Veto | None = None,
+        threads: int | None = None,
+        progress: bool | None = None,
+        errors: Literal["strict", "replace"] = "strict",
+    ) -> Tokenizer | list[Tokenizer]:
+        """A new tokenizer: this one, with merges learned on `corpus` (a new language, code, a domain) until it
+        has `vocab_size` ids (or a list of sizes: one tokenizer per size, from one run).
+
+        Every existing id and merge stays: each word of the corpus is first encoded as this tokenizer encodes it
+        (its merges in rank order), then merging continues as `train` does, with this tokenizer's pattern,
+        special tokens and normaliser. New tokens take the ids after the largest existing one (unused ids, such
+        as cl100k_base's, stay unused; special tokens keep theirs). On the corpus and options a tokenizer was
+        trained with, `train(c, n).extend(c, m)` makes exactly the merges of `train(c, m)`. Works on loaded
+        tokenizers too (GPT-2, tiktoken's encodings, HF tokenizer.json), and the result saves and exports like
+        any other. A tiktoken vocabulary merges by its merges list once extended (which gives its own ids: it is
+        checked first).
+
+        tie_break: how ties are broken (default: this tokenizer's own rule, or "first_seen" when it was not
+        trained here). Other options as in `train`.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=258)
+        >>> tok.extend(["low lower lowest"] * 5, vocab_size=259).merges == train(["low lower lowest"] * 5, 259).merges
+        True
+        """
+        from .training import extend
+
+        return extend(
+            self,
+            corpus,
+            vocab_size,
+            min_frequency=min_frequency,
+            max_token_length=max_token_length,
+            tie_break=tie_break,
+            forbid_across=forbid_across,
+            veto=veto,
+            threads=threads,
+            progress=progress,
+            errors=errors,
+        )
+
+    def truncate(self, vocab_size: int) -> Tokenizer:
+        """This tokenizer cut down to `vocab_size` ids. For a tokenizer trained here that is exactly what training
+        with `vocab_size` gives: its first merges, up to the one that made token `vocab_size - 1`. For a
+        vocabulary whose ids come from a file (GPT-2, tiktoken's, HF's), the tokens with ids below `vocab_size`
+        and the merges among them; special tokens keep their ids.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> tok.truncate(258).merges
+        [('l', 'o'), ('lo', 'w')]
+        """
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+            raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+        if vocab_size < 1:
+            raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+        return Tokenizer(self._core.truncated(vocab_size))
 
     # -- files ------------------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 __all__ = ["BATCH_BYTES", "BATCH_ROWS", "add_to_counts", "is_arrow_backed", "text_batches", "texts"]
@@ -66,11 +66,16 @@ def texts(obj: object, field: str | None = None) -> list[str] | None:
     return out
 
 
-def add_to_counts(counts: Any, batches: Iterator[Any]) -> None:
-    """Counts the words of the rows of string arrays in the core (`WordCounts.add_arrow_strings`), from their
-    buffers. Small arrays (a dataset's chunks can be a thousand rows) are joined into about `BATCH_BYTES` first: a
-    call into the core counts in parallel, which has a cost per call."""
+def add_to_counts(counters: Sequence[Any], batches: Iterator[Any]) -> None:
+    """Counts the words of the rows of string arrays in the core, with each of `counters`
+    (`WordCounts.add_arrow_strings`), from their buffers. Small arrays (a dataset's chunks can be a thousand rows)
+    are joined into about `BATCH_BYTES` first: a call into the core counts in parallel, which has a cost per call."""
     import pyarrow as pa
+
+    def count(arrays: list[Any]) -> None:
+        joined = arrays[0] if len(arrays) == 1 else pa.concat_arrays(_one_type(arrays))
+        for counts in counters:
+            _count(counts, joined)
 
     pending: list[Any] = []
     size = 0
@@ -78,10 +83,10 @@ def add_to_counts(counts: Any, batches: Iterator[Any]) -> None:
         pending.append(batch)
         size += batch.nbytes
         if size >= BATCH_BYTES:
-            _count(counts, pending[0] if len(pending) == 1 else pa.concat_arrays(_one_type(pending)))
+            count(pending)
             pending, size = [], 0
     if pending:
-        _count(counts, pending[0] if len(pending) == 1 else pa.concat_arrays(_one_type(pending)))
+        count(pending)
 
 
 def _one_type(arrays: list[Any]) -> list[Any]:

@@ -19,6 +19,7 @@ import textwrap
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import reference
 
@@ -259,14 +260,14 @@ def explain_steps(
     return lecture
 
 
-def explain(word_counts: Mapping[str, int] | None = None, **options: object) -> str:
+def explain(word_counts: Mapping[str, int] | None = None, **options: Any) -> str:
     """The lecture as text: `explain_steps(...).render()`. With no arguments, the textbook example.
 
     >>> text = explain(merges=3)
     >>> "1. u + g → ug   2. u + n → un   3. h + ug → hug" in text
     True
     """
-    return explain_steps(word_counts, **options).render()  # type: ignore[arg-type]
+    return explain_steps(word_counts, **options).render()
 
 
 def _show(symbol: str) -> str:

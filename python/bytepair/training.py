@@ -1,6 +1,10 @@
 """Training: `train` (from a corpus) and `train_from_counts` (from words counted elsewhere), over one settings
 object, `TrainSettings`, checked once when it is made. The counting and the merge loop run in the core.
 
+Beyond plain training: several vocabulary sizes from one run (`vocab_size=[...]`), SuperBPE's superword
+tokens (`superwords_after=`), merge control (`veto=`, `forbid_across=`), and extending an existing tokenizer
+(`extend`, which `Tokenizer.extend` calls).
+
 >>> settings = TrainSettings(vocab_size=259)
 >>> tok = train_counts(count_words(["low lower lowest"] * 5, settings), settings)
 >>> tok.merges
@@ -10,10 +14,13 @@ object, `TrainSettings`, checked once when it is made. The counting and the merg
 from __future__ import annotations
 
 import os
+import re
 import warnings
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, cast, overload
+
+import regex
 
 from . import _core, arrow
 from ._checks import NAMED_PATTERNS, check_pattern, check_special_tokens, check_threads, thread_request
@@ -22,10 +29,14 @@ from .corpus import Corpus, corpus_files, corpus_items, file_compression, open_t
 from .progress import show_progress
 
 __all__ = [
+    "FORBID_ACROSS_CLASSES",
     "MODES",
+    "SUPERWORDS_PATTERN",
     "TIE_BREAKS",
     "TrainSettings",
+    "Veto",
     "count_words",
+    "extend",
     "new_counts",
     "train",
     "train_counts",
@@ -36,6 +47,28 @@ Mode = Literal["byte", "char"]
 TieBreak = Literal["first_seen", "hf", "lexicographic"]
 MODES = ("byte", "char")
 TIE_BREAKS = ("first_seen", "hf", "lexicographic")
+
+#: What `veto=` takes: a regex (str: searched in the candidate token's text, its bytes decoded with
+#: errors="replace"; bytes: searched in its bytes), compiled or not, or a function called with the two parts
+#: of the candidate merge as bytes, `veto(left, right)`, which refuses the merge by returning something true.
+Veto = (
+    str
+    | bytes
+    | re.Pattern[str]
+    | re.Pattern[bytes]
+    | regex.Pattern[str]
+    | regex.Pattern[bytes]
+    | Callable[[bytes, bytes], object]
+)
+
+#: The named classes `forbid_across=` takes (any other string is the set of its characters, e.g. "\n").
+FORBID_ACROSS_CLASSES = ("newline", "whitespace", "digit", "letter", "punctuation")
+
+#: SuperBPE's second-stage pre-tokenization (Liu et al. 2025): numbers in groups of up to three digits, runs of
+#: two or more punctuation marks and spaces that do not precede a word are pieces of their own; the text between
+#: them — words with the single spaces and punctuation marks between them — is one piece, up to the end of its
+#: line. `train(..., superwords_after=N)` continues training with it from vocabulary size N.
+SUPERWORDS_PATTERN: str = _core.SUPERWORDS
 
 
 @dataclass(frozen=True)
@@ -65,6 +98,12 @@ class TrainSettings:
     threads: int | None = None
     #: Whether to show progress (None, as an argument, is resolved when the settings are made).
     progress: bool = False
+    #: Merge control: classes no token may straddle (names of FORBID_ACROSS_CLASSES, or sets of characters).
+    forbid_across: tuple[str, ...] = ()
+    #: Merge control: asked about each merge before it is made (see `Veto`).
+    veto: Veto | None = None
+    #: SuperBPE: the vocabulary size from which merges may cross whitespace (None: never).
+    superwords_after: int | None = None
 
     def __post_init__(self) -> None:
         vocab_size = self.vocab_size
@@ -106,6 +145,9 @@ class TrainSettings:
             )
         if not isinstance(self.progress, bool):
             raise TypeError(f"progress must be True or False, not {self.progress!r}")
+        check_forbid_across(self.forbid_across)
+        veto_function(self.veto)  # checked (and a regex compiled) now, not after counting the corpus
+        _check_superwords(self)
 
     @classmethod
     def from_arguments(
@@ -115,6 +157,7 @@ class TrainSettings:
         special_tokens: object = (),
         initial_alphabet: object = "all",
         progress: object = None,
+        forbid_across: object = (),
         **options: Any,
     ) -> TrainSettings:
         """Settings from arguments as `train` takes them: special tokens and extra alphabet characters as any
@@ -129,6 +172,7 @@ class TrainSettings:
             special_tokens=tuple(check_special_tokens(special_tokens)),
             initial_alphabet=_alphabet(initial_alphabet),
             progress=show_progress(progress),
+            forbid_across=forbid_across_tuple(forbid_across),
             **options,
         )
 
@@ -140,6 +184,100 @@ def _check_count(name: str, value: object, least: int, optional: bool = True) ->
         raise ValueError(f"{name} must be {'None or ' if optional else ''}an int >= {least}, got {value!r}")
     if value >= 1 << 64:
         raise ValueError(f"{name}={value} is too large: it must be below 2**64")
+
+
+def forbid_across_tuple(forbid_across: object) -> tuple[str, ...]:
+    """`forbid_across` as the settings hold it: one class (a str) or several (an iterable of str).
+
+    >>> forbid_across_tuple("newline"), forbid_across_tuple(["digit", "letter"])
+    (('newline',), ('digit', 'letter'))
+    """
+    if isinstance(forbid_across, str):
+        return (forbid_across,)
+    if not isinstance(forbid_across, Iterable):
+        raise TypeError(
+            f"forbid_across must be a class name, a string of characters, or a list of them, not "
+            f"{type(forbid_across).__name__}"
+        )
+    return tuple(forbid_across)
+
+
+def check_forbid_across(classes: tuple[str, ...]) -> None:
+    """Raises TypeError / ValueError unless each class is a name of FORBID_ACROSS_CLASSES or a non-empty string
+    of characters, each given once."""
+    for spec in classes:
+        if not isinstance(spec, str):
+            raise TypeError(f"forbid_across classes must be str, got {type(spec).__name__} ({spec!r})")
+        if spec == "":
+            raise ValueError(
+                f"forbid_across got an empty string: give a class name ({', '.join(map(repr, FORBID_ACROSS_CLASSES))}) "
+                f"or the characters of a class, such as '\\n'"
+            )
+        if spec.isidentifier() and len(spec) > 1 and spec not in FORBID_ACROSS_CLASSES:
+            raise ValueError(
+                f"unknown forbid_across class {spec!r}: use one of {', '.join(map(repr, FORBID_ACROSS_CLASSES))}, "
+                f"or a string of the characters of a class (such as '\\n' or '0123456789')"
+            )
+    if len(set(classes)) != len(classes):
+        raise ValueError(f"forbid_across lists a class twice: {list(classes)!r}")
+
+
+def veto_function(veto: object) -> Callable[[bytes, bytes], object] | None:
+    """The function the core asks about each candidate merge, for what `veto=` takes (see `Veto`): a regex is
+    searched in the merged token (its text for a str pattern, its bytes for a bytes pattern).
+
+    >>> refuse = veto_function(r"\\d\\p{L}|\\p{L}\\d")  # no token spanning a digit and a letter
+    >>> bool(refuse(b"a", b"1")), bool(refuse(b"1", b"2"))
+    (True, False)
+    """
+    if veto is None:
+        return None
+    if isinstance(veto, str):
+        return _searching(_compiled(veto), text=True)
+    if isinstance(veto, bytes):
+        return _searching(_compiled(veto), text=False)
+    if isinstance(veto, (re.Pattern, regex.Pattern)):
+        return _searching(veto, text=isinstance(veto.pattern, str))
+    if callable(veto):
+        return cast("Callable[[bytes, bytes], object]", veto)  # what it returns is taken as true or false
+    raise TypeError(
+        f"veto must be a regex (str or bytes, compiled or not) or a function veto(left: bytes, right: bytes), "
+        f"not {type(veto).__name__}"
+    )
+
+
+def _compiled(pattern: str | bytes) -> regex.Pattern[Any]:
+    try:
+        return regex.compile(pattern)
+    except regex.error as e:
+        raise ValueError(f"veto={pattern!r} is not a valid regex: {e}") from None
+
+
+def _searching(pattern: re.Pattern[Any] | regex.Pattern[Any], *, text: bool) -> Callable[[bytes, bytes], bool]:
+    """A veto that searches `pattern` in the merged token: its text (bytes decoded with errors="replace"), or
+    its bytes."""
+    search = pattern.search
+    if text:
+        return lambda left, right: search((left + right).decode("utf-8", errors="replace")) is not None
+    return lambda left, right: search(left + right) is not None
+
+
+def _check_superwords(settings: TrainSettings) -> None:
+    after = settings.superwords_after
+    if after is None:
+        return
+    if isinstance(after, bool) or not isinstance(after, int):
+        raise TypeError(f"superwords_after must be None or an int, not {type(after).__name__}")
+    if not 0 < after < settings.vocab_size:
+        raise ValueError(
+            f"superwords_after={after} must be between 1 and vocab_size={settings.vocab_size} (the vocabulary size "
+            f"at which merges start to cross whitespace; the SuperBPE paper used about 80-90% of vocab_size)"
+        )
+    if settings.pattern is None:
+        raise ValueError(
+            "superwords_after needs a pre-tokenization pattern for its first stage (pattern=None makes each text "
+            "one word already)"
+        )
 
 
 def _alphabet(initial_alphabet: object) -> Literal["all", "corpus"] | tuple[str, ...]:
@@ -181,45 +319,57 @@ def count_words(
     field: str | None = None,
 ) -> _core.WordCounts:
     """The words of `corpus` (see `train`) counted as `settings` pre-tokenize them."""
+    return _count_with(corpus, [settings], errors, field)[0]
+
+
+def _count_with(
+    corpus: Corpus, settings: list[TrainSettings], errors: Literal["strict", "replace"], field: str | None = None
+) -> list[_core.WordCounts]:
+    """The words of `corpus` counted once per settings (their patterns may differ), in one pass over it: a corpus
+    that is an iterator can be read only once. Progress shows the first counter's reading."""
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
     if field is not None and not isinstance(field, str):
         raise TypeError(f"field must be the name of the text field (a str), not {type(field).__name__}")
-    counts = new_counts(settings)
+    all_counts = [new_counts(s) for s in settings]
+    first = all_counts[0]
     batches = arrow.text_batches(corpus, field)
     files = corpus_files(corpus) if batches is None else None
-    if settings.progress:
-        counts.show_progress(None if files is None else sum(os.path.getsize(p) for p in files))
+    if settings[0].progress:
+        first.show_progress(None if files is None else sum(os.path.getsize(p) for p in files))
     try:
         if batches is not None:  # Arrow-backed (a HF dataset or column): its buffers go to the core as they are
-            arrow.add_to_counts(counts, batches)
+            arrow.add_to_counts(all_counts, batches)
         elif files is not None:
             for path in files:
-                _add_file(counts, path, errors)
+                for counts in all_counts:
+                    _add_file(counts, path, errors)
         else:
             for kind, item in corpus_items(corpus, field):
-                if kind == "file":
-                    assert isinstance(item, str)
-                    _add_file(counts, item, errors)
-                else:
-                    assert isinstance(item, list)
-                    counts.add_texts(item)
+                for counts in all_counts:
+                    if kind == "file":
+                        assert isinstance(item, str)
+                        _add_file(counts, item, errors)
+                    else:
+                        assert isinstance(item, list)
+                        counts.add_texts(item)
     finally:
-        counts.finish_progress()
-    if len(counts) == 0:
-        pattern = settings.pattern
-        raise ValueError(
-            "the corpus is empty: it holds no text to train on"
-            + (
-                ""
-                if not counts.bytes_seen
-                else " (everything was whitespace, dropped by pattern='whitespace')"
-                if pattern == "whitespace"
-                else f" (the pattern {pattern!r} matched none of its text)"
+        first.finish_progress()
+    for counts, s in zip(all_counts, settings):
+        if len(counts) == 0:
+            pattern = s.pattern
+            raise ValueError(
+                "the corpus is empty: it holds no text to train on"
+                + (
+                    ""
+                    if not counts.bytes_seen
+                    else " (everything was whitespace, dropped by pattern='whitespace')"
+                    if pattern == "whitespace"
+                    else f" (the pattern {pattern!r} matched none of its text)"
+                )
             )
-        )
-    _warn_if_the_pattern_drops_text(settings.pattern, counts)
-    return counts
+        _warn_if_the_pattern_drops_text(s.pattern, counts)
+    return all_counts
 
 
 def _add_file(counts: _core.WordCounts, path: str, errors: str) -> None:
@@ -251,9 +401,11 @@ def _add_file(counts: _core.WordCounts, path: str, errors: str) -> None:
         counter.close()
 
 
-def train_counts(counts: _core.WordCounts, settings: TrainSettings, *, stacklevel: int = 2) -> Tokenizer:
+def train_counts(
+    counts: _core.WordCounts, settings: TrainSettings, *, stacklevel: int = 2, warn: bool = True
+) -> Tokenizer:
     """Runs the merge loop on counted words (consuming the counts). Warns (RuntimeWarning, at `stacklevel` above
-    the caller) when the corpus runs out of pairs before `vocab_size`."""
+    the caller) when the corpus runs out of pairs before `vocab_size`, unless `warn` is False."""
     alphabet = settings.initial_alphabet
     mode_alphabet, extra = (alphabet, []) if isinstance(alphabet, str) else ("corpus", list(alphabet))
     core, stop = _core.train_counts(
@@ -270,21 +422,150 @@ def train_counts(counts: _core.WordCounts, settings: TrainSettings, *, stackleve
         settings.tie_break,
         settings.progress,
         settings.limit_alphabet,
+        forbid_across=list(settings.forbid_across),
+        veto=veto_function(settings.veto),
     )
     tok = Tokenizer(core)
-    if stop == "no_pairs_left" and tok.vocab_size < settings.vocab_size:
+    if warn:
+        _warn_if_short(tok, stop, settings.vocab_size, stacklevel + 1)
+    return tok
+
+
+def _warn_if_short(tok: Tokenizer, stop: str, vocab_size: int, stacklevel: int) -> None:
+    if stop == "no_pairs_left" and tok.vocab_size < vocab_size:
         warnings.warn(
             f"the corpus ran out of pairs to merge: the vocabulary has {tok.vocab_size} tokens, not the "
-            f"{settings.vocab_size} asked for. Train on more text or ask for a smaller vocab_size.",
+            f"{vocab_size} asked for. Train on more text or ask for a smaller vocab_size.",
             RuntimeWarning,
             stacklevel=stacklevel + 1,
         )
-    return tok
+
+
+def _extend_counts(tok: Tokenizer, counts: _core.WordCounts, settings: TrainSettings, stacklevel: int) -> Tokenizer:
+    """`tok` extended on counted words (consuming them) up to `settings.vocab_size`, with the settings' merge
+    options (the words were counted with `tok`'s special tokens and normaliser; the pattern they were counted
+    with is the result's)."""
+    core, stop = _core.extend_counts(
+        tok.core,
+        counts,
+        settings.vocab_size,
+        settings.min_frequency,
+        settings.max_token_length,
+        settings.tie_break,
+        settings.progress,
+        forbid_across=list(settings.forbid_across),
+        veto=veto_function(settings.veto),
+    )
+    extended = Tokenizer(core)
+    _warn_if_short(extended, stop, settings.vocab_size, stacklevel + 1)
+    return extended
+
+
+def _vocab_sizes(vocab_size: object) -> tuple[int, list[int] | None]:
+    """The largest size to train to, and the sizes asked for when `vocab_size` is a list of them (None for one)."""
+    if isinstance(vocab_size, int) or not isinstance(vocab_size, Sequence) or isinstance(vocab_size, str):
+        return vocab_size, None  # type: ignore[return-value]  # TrainSettings checks it
+    sizes = list(vocab_size)
+    if not sizes:
+        raise ValueError("vocab_size is an empty list: give one size, or a list of sizes such as [8000, 16000]")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"vocab_size must be an int or a list of ints, got {size!r} in the list")
+    if len(set(sizes)) != len(sizes):
+        raise ValueError(f"vocab_size lists a size twice: {sizes!r}")
+    return max(sizes), sizes
+
+
+def _sizes_from_one_run(
+    tok: Tokenizer, sizes: list[int], first_stage: tuple[Tokenizer, int] | None = None
+) -> list[Tokenizer]:
+    """One tokenizer per size, cut from `tok` (trained to the largest): what separate runs give. Sizes beyond what
+    training reached (it ran out of pairs, and warned) get the whole tokenizer, as a run to that size would.
+    `first_stage`: SuperBPE's first stage and its transition size; sizes up to that come from the first stage
+    (a run to such a size has no second stage)."""
+    out = []
+    for size in sizes:
+        source = first_stage[0] if first_stage is not None and size <= first_stage[1] else tok
+        out.append(source.truncate(min(size, source.vocab_size)))
+    return out
+
+
+def _train_superwords(
+    corpus: Corpus,
+    settings: TrainSettings,
+    errors: Literal["strict", "replace"],
+    stacklevel: int,
+    field: str | None = None,
+) -> tuple[Tokenizer, Tokenizer]:
+    """SuperBPE: the first stage (`settings.pattern`, up to `superwords_after`), then the second, which continues
+    on words cut by SUPERWORDS_PATTERN (see README). The corpus is read once, counted with both patterns.
+    Returns (first stage, result)."""
+    assert settings.superwords_after is not None
+    first = replace(settings, vocab_size=settings.superwords_after, superwords_after=None)
+    second = replace(settings, pattern=SUPERWORDS_PATTERN, superwords_after=None)
+    words, superwords = _count_with(corpus, [first, second], errors, field)
+    # (A first stage that runs out of pairs before the transition is no reason to warn: the second goes on.)
+    stage1 = train_counts(words, first, warn=False)
+    return stage1, _extend_counts(stage1, superwords, second, stacklevel + 1)
+
+
+@overload
+def train(
+    corpus: Corpus,
+    vocab_size: int,
+    *,
+    mode: Mode = ...,
+    pattern: str | None = ...,
+    special_tokens: Iterable[str] = ...,
+    initial_alphabet: Literal["all", "corpus"] | Iterable[str] = ...,
+    min_frequency: int = ...,
+    lowercase: bool = ...,
+    continuing_subword_prefix: str | None = ...,
+    end_of_word_suffix: str | None = ...,
+    unk_token: str | None = ...,
+    max_token_length: int | None = ...,
+    limit_alphabet: int | None = ...,
+    tie_break: TieBreak = ...,
+    threads: int | None = ...,
+    progress: bool | None = ...,
+    errors: Literal["strict", "replace"] = ...,
+    forbid_across: str | Iterable[str] = ...,
+    veto: Veto | None = ...,
+    superwords_after: int | None = ...,
+    field: str | None = ...,
+) -> Tokenizer: ...
+
+
+@overload
+def train(
+    corpus: Corpus,
+    vocab_size: Sequence[int],
+    *,
+    mode: Mode = ...,
+    pattern: str | None = ...,
+    special_tokens: Iterable[str] = ...,
+    initial_alphabet: Literal["all", "corpus"] | Iterable[str] = ...,
+    min_frequency: int = ...,
+    lowercase: bool = ...,
+    continuing_subword_prefix: str | None = ...,
+    end_of_word_suffix: str | None = ...,
+    unk_token: str | None = ...,
+    max_token_length: int | None = ...,
+    limit_alphabet: int | None = ...,
+    tie_break: TieBreak = ...,
+    threads: int | None = ...,
+    progress: bool | None = ...,
+    errors: Literal["strict", "replace"] = ...,
+    forbid_across: str | Iterable[str] = ...,
+    veto: Veto | None = ...,
+    superwords_after: int | None = ...,
+    field: str | None = ...,
+) -> list[Tokenizer]: ...
 
 
 def train(
     corpus: Corpus,
-    vocab_size: int,
+    vocab_size: int | Sequence[int],
     *,
     mode: Mode = "byte",
     pattern: str | None = "gpt2",
@@ -301,8 +582,11 @@ def train(
     threads: int | None = None,
     progress: bool | None = None,
     errors: Literal["strict", "replace"] = "strict",
+    forbid_across: str | Iterable[str] = (),
+    veto: Veto | None = None,
+    superwords_after: int | None = None,
     field: str | None = None,
-) -> Tokenizer:
+) -> Tokenizer | list[Tokenizer]:
     """Trains a BPE tokenizer on a corpus.
 
     corpus: a path (str or Path) to a UTF-8 text file (gzip is decompressed), or an iterable whose items are
@@ -312,7 +596,9 @@ def train(
         (the fast way: as fast as batches of str, where iterating the column row by row was ~20x slower). A
         list or tuple of str that all name existing files is read as a list of files. Files are read line by
         line (each line with its line break is one text). Glob patterns ("data/*.txt") are expanded.
-    vocab_size: size of the final vocabulary, special tokens and base alphabet included.
+    vocab_size: size of the final vocabulary, special tokens and base alphabet included; or a list of sizes,
+        for a list of tokenizers in that order from one run — each exactly what training to that size gives
+        (merges are a prefix of the largest run's; see `Tokenizer.truncate`).
     mode: "byte" — symbols are UTF-8 bytes shown with GPT-2's table, so any text can be encoded; or "char" —
         symbols are the characters seen in the corpus.
     pattern: pre-tokenization: "gpt2", "cl100k", "o200k", "whitespace" (HF's `\\w+|[^\\w\\s]+`), None (each text
@@ -339,6 +625,18 @@ def train(
         the cores). The result does not depend on it. The merge loop itself runs on one thread (for genomes, its recounts use two).
     progress: show progress on stderr; None shows it when stderr is a terminal. Ctrl-C stops training.
     errors: "strict" (bytes that are not UTF-8 raise, naming file and offset) or "replace".
+    forbid_across: classes no token may straddle: "newline", "whitespace", "digit", "letter", "punctuation", or a
+        string of characters (one class); one class or a list. A merge that would join a character in the class
+        to one outside it is never made (forbid_across="newline": no token holds a line break next to anything
+        but line breaks).
+    veto: asked about each merge about to be made — the best pair at that point — and never again about that
+        pair; a merge it refuses is never made, and the next best is taken. A str regex is searched in the
+        candidate token's text (its bytes decoded with errors="replace"), a bytes regex in its bytes; a function
+        is called with the two parts as bytes, `veto(left, right)`, and refuses with a true result. An exception
+        it raises stops training and is raised.
+    superwords_after: SuperBPE (Liu et al. 2025): train with `pattern` up to this vocabulary size, then continue
+        on words cut by SUPERWORDS_PATTERN, so that merges cross the spaces between words ("ĠofĠthe"); the
+        result encodes with SUPERWORDS_PATTERN. See the README for the rules implemented.
     field: the text column of a dataset or table, or the key of the text in mapping items (dicts): without it, a
         dataset with one string column uses that column.
 
@@ -347,9 +645,12 @@ def train(
     >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
     >>> tok.merges
     [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]
+    >>> [t.merges for t in train(["low lower lowest"] * 5, vocab_size=[258, 259])]
+    [[('l', 'o'), ('lo', 'w')], [('l', 'o'), ('lo', 'w'), ('Ġ', 'low')]]
     """
+    largest, sizes = _vocab_sizes(vocab_size)
     settings = TrainSettings.from_arguments(
-        vocab_size,
+        largest,
         mode=mode,
         pattern=pattern,
         special_tokens=special_tokens,
@@ -364,8 +665,60 @@ def train(
         tie_break=tie_break,
         threads=threads,
         progress=progress,
+        forbid_across=forbid_across,
+        veto=veto,
+        superwords_after=superwords_after,
     )
-    return train_counts(count_words(corpus, settings, errors, field), settings, stacklevel=2)
+    if settings.superwords_after is not None:
+        first_stage, tok = _train_superwords(corpus, settings, errors, stacklevel=2, field=field)
+        return tok if sizes is None else _sizes_from_one_run(tok, sizes, (first_stage, settings.superwords_after))
+    tok = train_counts(count_words(corpus, settings, errors, field), settings, stacklevel=2)
+    return tok if sizes is None else _sizes_from_one_run(tok, sizes)
+
+
+def extend(
+    tok: Tokenizer,
+    corpus: Corpus,
+    vocab_size: int | Sequence[int],
+    *,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    tie_break: TieBreak | None = None,
+    forbid_across: str | Iterable[str] = (),
+    veto: Veto | None = None,
+    threads: int | None = None,
+    progress: bool | None = None,
+    errors: Literal["strict", "replace"] = "strict",
+) -> Tokenizer | list[Tokenizer]:
+    """`tok` extended on `corpus` up to `vocab_size` ids (or a list of sizes: a list of tokenizers, as `train`
+    gives): see `Tokenizer.extend`, which calls this."""
+    largest, sizes = _vocab_sizes(vocab_size)
+    s = tok.settings
+    settings = TrainSettings.from_arguments(
+        largest,
+        mode=s["mode"],
+        pattern=s["pattern"],
+        special_tokens=tok.special_tokens,
+        lowercase=s["lowercase"],
+        min_frequency=min_frequency,
+        max_token_length=max_token_length,
+        tie_break=tie_break if tie_break is not None else s["tie_break"] or "first_seen",
+        threads=threads,
+        progress=progress,
+        forbid_across=forbid_across,
+        veto=veto,
+    )
+    if largest < tok.vocab_size:
+        raise ValueError(
+            f"vocab_size={largest} is smaller than the tokenizer, which already has {tok.vocab_size} ids; extending "
+            f"adds tokens after them: ask for more than {tok.vocab_size} (Tokenizer.truncate cuts a tokenizer down)"
+        )
+    extended = _extend_counts(tok, count_words(corpus, settings, errors), settings, stacklevel=3)
+    if sizes is None:
+        return extended
+    if min(sizes) < tok.vocab_size:
+        raise ValueError(f"every size must be at least the tokenizer's {tok.vocab_size} ids, got {sorted(sizes)!r}")
+    return _sizes_from_one_run(extended, sizes)
 
 
 def train_from_counts(
@@ -467,5 +820,5 @@ def _warn_if_the_pattern_drops_text(pattern: str | None, counts: _core.WordCount
             f"is not what you want, make the pattern match every character (appending |\\s+|. to it "
             f"does).",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=5,  # _count_with, count_words or _train_superwords, train: the caller of train
         )

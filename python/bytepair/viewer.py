@@ -17,8 +17,9 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Literal
 
 from ._tokenizer import Tokenizer
 from .describe import escape, show_token
@@ -85,7 +86,7 @@ class Stats(PerToken):
         )
 
 
-def segments(tok: Tokenizer, text: str, *, allowed_special: str | Iterable[str] = "all") -> list[Segment]:
+def segments(tok: Tokenizer, text: str, *, allowed_special: Literal["all"] | Collection[str] = "all") -> list[Segment]:
     """The text cut where its tokens begin and end (see `Segment`). Special tokens in the text are encoded as
     special tokens (allowed_special="all") unless you pass another policy."""
     data = text.encode("utf-8")
@@ -94,7 +95,7 @@ def segments(tok: Tokenizer, text: str, *, allowed_special: str | Iterable[str] 
         tokens = tok.encode_with_offsets(
             text,
             unit="byte",
-            allowed_special=allowed_special,  # type: ignore[arg-type]
+            allowed_special=allowed_special,
             disallowed_special=(),
         )
     except ValueError as e:
@@ -128,12 +129,12 @@ def segments(tok: Tokenizer, text: str, *, allowed_special: str | Iterable[str] 
     return out
 
 
-def _aligned_segments(tok: Tokenizer, text: str, allowed_special: str | Iterable[str]) -> list[Segment]:
+def _aligned_segments(tok: Tokenizer, text: str, allowed_special: Literal["all"] | Collection[str]) -> list[Segment]:
     """Segments for tokenizers that change the text (lowercase, dropped whitespace, unk_token), which have no
     exact offsets: each token is found in the text after the previous one (what lies between was dropped by
     the pre-tokenizer); an unknown-character token covers one character. If the tokens cannot be found, they
     are shown as they are."""
-    ids = tok.encode(text, allowed_special=allowed_special, disallowed_special=())  # type: ignore[arg-type]
+    ids = tok.encode(text, allowed_special=allowed_special, disallowed_special=())
     specials = set(tok.special_tokens)
     unk = tok.settings["unk_token"]
     unk_id = tok.token_to_id(unk) if isinstance(unk, str) else None
@@ -188,7 +189,12 @@ def stats(text: str, segs: list[Segment]) -> Stats:
 
 
 def terminal(
-    tok: Tokenizer, text: str, *, color: bool = True, ids: bool = False, allowed_special: str | Iterable[str] = "all"
+    tok: Tokenizer,
+    text: str,
+    *,
+    color: bool = True,
+    ids: bool = False,
+    allowed_special: Literal["all"] | Collection[str] = "all",
 ) -> str:
     """The text with each token on its own background colour (ANSI 256 colours); without colour, tokens are
     separated by `|`. Line breaks show as ↵ (then break the line), tabs as ⇥, other invisible characters
@@ -242,7 +248,7 @@ def html_page(
     *,
     title: str | None = None,
     name: str | None = None,
-    allowed_special: str | Iterable[str] = "all",
+    allowed_special: Literal["all"] | Collection[str] = "all",
     max_tokens: int | None = MAX_PAGE_TOKENS,
 ) -> str:
     """A self-contained HTML page (no external files or scripts): the text with token boundaries coloured,

@@ -71,5 +71,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;
     m.add_function(wrap_pyfunction!(training::train_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(training::extend_counts, m)?)?;
+    m.add("SUPERWORDS", crate::pretokenize::SUPERWORDS)?;
     Ok(())
 }

@@ -345,6 +345,11 @@ impl CoreTokenizer {
         (self.inner.vocab.num_special, self.inner.vocab.num_base)
     }
 
+    /// This tokenizer cut down to `size` ids (see `train::extend::truncated`).
+    fn truncated(&self, py: Python<'_>, size: usize) -> PyResult<CoreTokenizer> {
+        py.detach(|| guarded(|| crate::train::extend::truncated(&self.inner, size))).map(CoreTokenizer::new)
+    }
+
     fn to_native(&self) -> String {
         native::save(&self.inner)
     }

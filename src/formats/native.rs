@@ -176,7 +176,9 @@ pub fn load(text: &str, source: &str) -> Result<Tokenizer> {
     };
     let tie_break = file.tie_break.as_deref().map(TieBreak::parse).transpose().map_err(|e| bad(e.message))?;
     if let Some(tokens) = &file.tokens {
-        return explicit_from_file(&file, tokens, pattern, source).map_err(|e| bad(e.message));
+        let mut tok = explicit_from_file(&file, tokens, pattern, source).map_err(|e| bad(e.message))?;
+        tok.tie_break = tie_break; // (an extended vocabulary was trained further with a tie rule)
+        return Ok(tok);
     }
     let style = SymbolStyle { mode, prefix: file.continuing_subword_prefix, suffix: file.end_of_word_suffix };
     let mut vocab = Vocab::new(style, &file.special_tokens, file.unk_token.as_deref(), &file.alphabet)

@@ -11,6 +11,9 @@ mod classes;
 pub mod lexer;
 #[cfg(test)]
 mod lexer_tests;
+mod superwords;
+
+pub use superwords::SUPERWORDS;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use fancy_regex::Regex;
@@ -143,6 +146,8 @@ enum Splitter {
     Cl100k,
     O200k,
     Whitespace,
+    /// SuperBPE's second stage (`SUPERWORDS`, a custom regex that is recognised and cut by hand).
+    Superwords,
     Whole,
     Regex(Regex),
 }
@@ -155,6 +160,7 @@ impl PreTokenizer {
             Pattern::O200k => Splitter::O200k,
             Pattern::Whitespace => Splitter::Whitespace,
             Pattern::None => Splitter::Whole,
+            Pattern::Custom(src) if src == SUPERWORDS => Splitter::Superwords,
             Pattern::Custom(src) => Splitter::Regex(Regex::new(src).map_err(|e| {
                 Error::value(format!(
                     "pattern {src:?} is not a valid regex: {e}. Use one of \"gpt2\", \"cl100k\", \"o200k\", \
@@ -182,6 +188,7 @@ impl PreTokenizer {
             Splitter::Cl100k => lexer::split_cl100k(text, &mut sink),
             Splitter::O200k => lexer::split_o200k(text, &mut sink),
             Splitter::Whitespace => lexer::split_whitespace(text, &mut sink),
+            Splitter::Superwords => superwords::split_superwords(text, &mut sink),
             Splitter::Whole => {
                 if !text.is_empty() {
                     sink.piece(text);

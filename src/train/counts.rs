@@ -190,6 +190,11 @@ impl WordCounter {
         self.pool.current_num_threads()
     }
 
+    /// The pre-tokenizer the words are counted with (an extension compares it with the tokenizer's own).
+    pub fn pretokenizer(&self) -> &PreTokenizer {
+        &self.pretokenizer
+    }
+
     /// The special tokens, which the trained vocabulary must start with.
     pub fn special_tokens(&self) -> &[String] {
         self.specials.tokens()

@@ -58,6 +58,42 @@ pub(super) trait Layout: Sync {
     fn token_added(&mut self, id: u32, units: u32);
 }
 
+/// Words that are already sequences of tokens (an existing tokenizer's encoding of them), laid end to end:
+/// word `i` is `ids[ends[i - 1]..ends[i]]` and occurs `counts[i]` times.
+#[derive(Clone, Debug, Default)]
+pub struct SymbolWords {
+    pub ids: Vec<u32>,
+    pub ends: Vec<usize>,
+    pub counts: Vec<u64>,
+}
+
+impl SymbolWords {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Appends a word (its tokens are then in `ids`, from the previous word's end).
+    pub fn push_word(&mut self, count: u64) {
+        self.ends.push(self.ids.len());
+        self.counts.push(count);
+    }
+
+    /// The words with their counts, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u32], u64)> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).zip(&self.counts).map(|((start, &end), &count)| (&self.ids[start..end], count))
+    }
+
+    /// Units (bytes or characters) the words hold.
+    pub fn units(&self, vocab: &Vocab) -> usize {
+        self.ids.iter().map(|&id| vocab.tokens[id as usize].units.max(1) as usize).sum()
+    }
+}
+
 // -- slots --------------------------------------------------------------------------------------------------
 
 /// One unit position of the corpus of unique words.
@@ -90,6 +126,30 @@ impl Slots {
             let start = slots.len();
             check_positions(start + symbols.len())?;
             let count = i64::try_from(*count).unwrap_or(i64::MAX);
+            for (i, &s) in symbols.iter().enumerate() {
+                let pos = (start + i) as u32;
+                slots.push(Slot {
+                    id: s,
+                    prev: if i == 0 { NONE } else { pos - 1 },
+                    next: if i + 1 == symbols.len() { NONE } else { pos + 1 },
+                    count,
+                });
+            }
+        }
+        Ok(Slots { slots })
+    }
+
+    /// The layout of words that are already token sequences: one slot per token.
+    pub(super) fn from_symbols(words: &SymbolWords) -> Result<Slots> {
+        let total: usize = words.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| w.len()).sum();
+        check_positions(total)?;
+        let mut slots: Vec<Slot> = Vec::with_capacity(total);
+        for (symbols, count) in words.iter() {
+            if symbols.len() < 2 {
+                continue; // nothing to merge, ever
+            }
+            let start = slots.len();
+            let count = i64::try_from(count).unwrap_or(i64::MAX);
             for (i, &s) in symbols.iter().enumerate() {
                 let pos = (start + i) as u32;
                 slots.push(Slot {
@@ -265,6 +325,45 @@ impl<T: Symbol> Compact<T> {
             ids.push(T::DEAD);
         }
         debug_assert_eq!(ids.len(), total);
+        let units = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
+        Ok(Compact { counts: WordCountIndex::new(ends, counts, ids.len()), ids, units })
+    }
+
+    /// The layout of words that are already token sequences: each token takes as many positions as it has
+    /// units, its id written at its first and last (as a merge leaves it).
+    pub(super) fn from_symbols(words: &SymbolWords, vocab: &Vocab) -> Result<Compact<T>> {
+        let units: Vec<u32> = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
+        let width = |symbols: &[u32]| symbols.iter().map(|&s| units[s as usize] as usize).sum::<usize>();
+        let total: usize = 1 + words.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| width(w) + 1).sum::<usize>();
+        check_positions(total)?;
+        let mut ids: Vec<T> = Vec::with_capacity(total);
+        ids.push(T::DEAD);
+        let mut ends = Vec::new();
+        let mut counts = Vec::new();
+        for (symbols, count) in words.iter() {
+            if symbols.len() < 2 {
+                continue;
+            }
+            for &s in symbols {
+                let n = units[s as usize] as usize;
+                ids.push(T::from_id(s));
+                if n > 1 {
+                    ids.extend(std::iter::repeat_n(T::DEAD, n - 2));
+                    ids.push(T::from_id(s));
+                }
+            }
+            ends.push(ids.len() as u32);
+            counts.push(i64::try_from(count).unwrap_or(i64::MAX));
+            ids.push(T::DEAD);
+        }
+        debug_assert_eq!(ids.len(), total);
+        Ok(Compact { counts: WordCountIndex::new(ends, counts, ids.len()), ids, units })
+    }
+}
+
+impl WordCountIndex {
+    /// The index of words ending (their separator) at `ends`, with `counts`, over `positions` positions.
+    fn new(ends: Vec<u32>, mut counts: Vec<i64>, positions: usize) -> WordCountIndex {
         let uniform = match counts.first() {
             Some(&c) if counts.iter().all(|&x| x == c) => Some(c),
             None => Some(0),
@@ -272,7 +371,7 @@ impl<T: Symbol> Compact<T> {
         };
         let mut block_word = Vec::new();
         if uniform.is_none() {
-            let blocks = ids.len().div_ceil(1 << COUNT_BLOCK_SHIFT);
+            let blocks = positions.div_ceil(1 << COUNT_BLOCK_SHIFT);
             block_word.reserve_exact(blocks);
             let mut w = 0usize;
             for b in 0..blocks {
@@ -285,8 +384,7 @@ impl<T: Symbol> Compact<T> {
         } else {
             counts = Vec::new(); // the ends stay: they are where the symbols may be counted in parts
         }
-        let units = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
-        Ok(Compact { ids, units, counts: WordCountIndex { uniform, ends, counts, block_word } })
+        WordCountIndex { uniform, ends, counts, block_word }
     }
 }
 

@@ -38,9 +38,10 @@
 //!   not known to be stale — and only checked when the entry reaches the top against an equal count:
 //!   checking it for every touched pair at every merge read symbols far apart (a third of a genome's loop).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::layout::{Compact, Layout, NONE, Slots, Symbol};
+use super::control::{Boundaries, Edges, Veto};
+use super::layout::{Compact, Layout, NONE, Slots, Symbol, SymbolWords};
 use super::occurrences::OccurrenceList;
 use super::{StopReason, TieBreak, TrainConfig};
 use crate::error::Result;
@@ -169,20 +170,32 @@ impl<'c> Merger<'c> {
         vocab: Vocab,
         engine: Engine,
     ) -> Result<Merger<'c>> {
-        let compact = match engine {
-            Engine::Slots => false,
-            Engine::Compact => true,
-            Engine::Auto => {
-                let units: usize = input.iter().map(|(w, _)| w.len()).sum();
-                !input.is_empty() && units / input.len() >= COMPACT_FROM_AVERAGE_UNITS
-            }
+        let units = || input.iter().map(|(w, _)| w.len()).sum::<usize>();
+        let inner = match choose_layout(engine, input.len(), units, config, &vocab) {
+            Chosen::Slots => Inner::Slots(Core::new(config, Slots::new(input, &vocab)?, vocab)),
+            Chosen::Compact16 => Inner::Compact16(Core::new(config, Compact::<u16>::new(input, &vocab)?, vocab)),
+            Chosen::Compact32 => Inner::Compact32(Core::new(config, Compact::<u32>::new(input, &vocab)?, vocab)),
         };
-        let inner = if !compact {
-            Inner::Slots(Core::new(config, Slots::new(input, &vocab)?, vocab))
-        } else if config.vocab_size.max(vocab.len()) <= u16::MAX_ID as usize + 1 {
-            Inner::Compact16(Core::new(config, Compact::<u16>::new(input, &vocab)?, vocab))
-        } else {
-            Inner::Compact32(Core::new(config, Compact::<u32>::new(input, &vocab)?, vocab))
+        Ok(Merger { inner })
+    }
+
+    /// The merge loop over words that are already sequences of tokens of `vocab` (an existing tokenizer's
+    /// encoding of them: see `extend`).
+    pub(super) fn from_symbols(
+        words: &SymbolWords,
+        config: &'c TrainConfig,
+        vocab: Vocab,
+        engine: Engine,
+    ) -> Result<Merger<'c>> {
+        let units = || words.units(&vocab);
+        let inner = match choose_layout(engine, words.len(), units, config, &vocab) {
+            Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words)?, vocab)),
+            Chosen::Compact16 => {
+                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab)?, vocab))
+            }
+            Chosen::Compact32 => {
+                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &vocab)?, vocab))
+            }
         };
         Ok(Merger { inner })
     }
@@ -206,12 +219,51 @@ impl<'c> Merger<'c> {
         self
     }
 
+    /// Sets the merge control: classes no token may straddle, and a veto asked about each pair before it is
+    /// merged (see `control`).
+    pub fn with_control(mut self, boundaries: Boundaries, veto: Option<Box<dyn Veto + 'c>>) -> Merger<'c> {
+        match &mut self.inner {
+            Inner::Slots(core) => core.set_control(boundaries, veto),
+            Inner::Compact16(core) => core.set_control(boundaries, veto),
+            Inner::Compact32(core) => core.set_control(boundaries, veto),
+        }
+        self
+    }
+
     pub fn run(self, observer: &mut dyn super::Observer) -> Result<super::Trained> {
         match self.inner {
             Inner::Slots(core) => core.run(observer),
             Inner::Compact16(core) => core.run(observer),
             Inner::Compact32(core) => core.run(observer),
         }
+    }
+}
+
+/// The layout `Merger` puts the words in.
+enum Chosen {
+    Slots,
+    Compact16,
+    Compact32,
+}
+
+fn choose_layout(
+    engine: Engine,
+    words: usize,
+    units: impl FnOnce() -> usize,
+    config: &TrainConfig,
+    vocab: &Vocab,
+) -> Chosen {
+    let compact = match engine {
+        Engine::Slots => false,
+        Engine::Compact => true,
+        Engine::Auto => words > 0 && units() / words >= COMPACT_FROM_AVERAGE_UNITS,
+    };
+    if !compact {
+        Chosen::Slots
+    } else if config.vocab_size.max(vocab.len()) <= u16::MAX_ID as usize + 1 {
+        Chosen::Compact16
+    } else {
+        Chosen::Compact32
     }
 }
 
@@ -245,6 +297,12 @@ struct Core<'c, L: Layout> {
     /// neighbour, not once per occurrence (perf: the hash lookups were a fifth of the merge loop).
     left_cache: NeighbourCache,
     right_cache: NeighbourCache,
+    /// `forbid_across`: the classes, and each token's edges (empty when there are none).
+    boundaries: Boundaries,
+    edges: Vec<Edges>,
+    /// The veto, asked about a pair when it reaches the top of the queue; the pairs it refused (by key).
+    veto: Option<Box<dyn Veto + 'c>>,
+    banned: FxHashSet<u64>,
 }
 
 /// Pair indices by neighbour token id, valid for one merge step (entries of older steps are ignored).
@@ -308,20 +366,40 @@ impl<'c, L: Layout> Core<'c, L> {
             free: Vec::new(),
             left_cache: NeighbourCache::default(),
             right_cache: NeighbourCache::default(),
+            boundaries: Boundaries::default(),
+            edges: Vec::new(),
+            veto: None,
+            banned: FxHashSet::default(),
         }
     }
 
-    /// Whether a recount counts a pair: a pair of two base symbols can only be an initial pair; any other
-    /// was made by a merge.
-    fn recountable(&self, left: u32, right: u32) -> bool {
-        let base_end = (self.vocab.num_special + self.vocab.num_base) as u32;
-        if left < base_end && right < base_end { self.initial_ok(left, right) } else { self.allowed(left, right) }
+    fn set_control(&mut self, boundaries: Boundaries, veto: Option<Box<dyn Veto + 'c>>) {
+        self.edges = if boundaries.is_empty() {
+            Vec::new()
+        } else {
+            self.vocab.tokens.iter().map(|t| boundaries.edges(&t.bytes)).collect()
+        };
+        self.boundaries = boundaries;
+        self.veto = veto;
     }
 
-    /// Whether an initial pair (of base symbols) is counted.
+    /// Whether a pair is counted: a pair of two base symbols (one unit each) by the rule for the first pairs,
+    /// any other (made by merges — during this run, or before it when an existing tokenizer is extended) by
+    /// `allowed`.
+    fn counts_pair(&self, left: u32, right: u32) -> bool {
+        let t = &self.vocab.tokens;
+        if t[left as usize].units == 1 && t[right as usize].units == 1 {
+            self.initial_ok(left, right)
+        } else {
+            self.allowed(left, right)
+        }
+    }
+
+    /// Whether a pair of base symbols is counted.
     fn initial_ok(&self, left: u32, right: u32) -> bool {
         match self.config.tie_break {
-            TieBreak::Hf => !self.is_special(left) && !self.is_special(right), // HF never limits the first merges
+            // HF never limits the first merges by length.
+            TieBreak::Hf => !self.is_special(left) && !self.is_special(right) && self.controlled_ok(left, right),
             _ => self.allowed(left, right),
         }
     }
@@ -337,7 +415,7 @@ impl<'c, L: Layout> Core<'c, L> {
         {
             return table[s];
         }
-        let k = if !self.initial_ok(left, right) {
+        let k = if !self.counts_pair(left, right) {
             NONE
         } else if slot.is_some() {
             self.pair_or_insert(left, right)
@@ -446,10 +524,14 @@ impl<'c, L: Layout> Core<'c, L> {
             if top.count < self.config.min_frequency {
                 break StopReason::MinFrequency;
             }
+            if self.vetoed(top.pair)? {
+                continue;
+            }
             self.merge(top.pair, top.count);
             observer.merge_done(self.merge_counts.len() as u64)?;
         };
-        Ok(super::Trained { vocab: self.vocab, merge_counts: self.merge_counts, stop })
+        let vetoed = self.banned.len() as u64;
+        Ok(super::Trained { vocab: self.vocab, merge_counts: self.merge_counts, stop, vetoed })
     }
 
     /// Merges every occurrence of a pair, left to right within each word.
@@ -460,6 +542,9 @@ impl<'c, L: Layout> Core<'c, L> {
         let x = self.vocab.push_merge(a, b);
         let recreated = (x as usize) < known;
         self.layout.token_added(x, self.vocab.tokens[x as usize].units);
+        if !self.edges.is_empty() && !recreated {
+            self.edges.push(self.boundaries.edges(&self.vocab.tokens[x as usize].bytes));
+        }
         self.merge_counts.push(count);
         let state = &mut self.pairs[k as usize];
         if !state.sorted {
@@ -595,7 +680,7 @@ impl<'c, L: Layout> Core<'c, L> {
             let layout = &self.layout;
             layout.for_each_pair(|pos, left, right| {
                 let (count, n) = hashed.entry(key(left, right)).or_default();
-                if *n == 0 && !self.recountable(left, right) {
+                if *n == 0 && !self.counts_pair(left, right) {
                     *n = u32::MAX;
                 }
                 if *n != u32::MAX {
@@ -717,7 +802,7 @@ impl<'c, L: Layout> Core<'c, L> {
         layout.for_each_pair_in(from, to, |pos, left, right| {
             let tally = &mut table[left as usize * width + right as usize];
             if tally.n == 0 {
-                if !self.recountable(left, right) {
+                if !self.counts_pair(left, right) {
                     tally.n = u32::MAX;
                     return;
                 }
@@ -761,14 +846,15 @@ impl<'c, L: Layout> Core<'c, L> {
         }
     }
 
+    /// Special tokens (the unknown token among them) and unused ids of loaded vocabularies never merge.
     fn is_special(&self, id: u32) -> bool {
-        (id as usize) < self.vocab.num_special
+        self.vocab.tokens[id as usize].special
     }
 
-    /// Whether a pair may be counted: never with a special token (the unknown token among them), and within
-    /// `max_token_length` by the tie mode's rule.
+    /// Whether a pair may be counted: never with a special token, within `max_token_length` by the tie
+    /// mode's rule, and not refused by the merge control.
     fn allowed(&self, left: u32, right: u32) -> bool {
-        if self.is_special(left) || self.is_special(right) {
+        if self.is_special(left) || self.is_special(right) || !self.controlled_ok(left, right) {
             return false;
         }
         let Some(max) = self.config.max_token_length else {
@@ -779,6 +865,37 @@ impl<'c, L: Layout> Core<'c, L> {
             TieBreak::Hf => units < max,
             TieBreak::FirstSeen | TieBreak::Lexicographic => units <= max,
         }
+    }
+
+    /// The merge control's part of `allowed`: no class boundary at the junction, not vetoed before.
+    #[inline]
+    fn controlled_ok(&self, left: u32, right: u32) -> bool {
+        if !self.edges.is_empty() && !Boundaries::allows(&self.edges[left as usize], &self.edges[right as usize]) {
+            return false;
+        }
+        self.banned.is_empty() || !self.banned.contains(&key(left, right))
+    }
+
+    /// Asks the veto about pair `k`, about to be merged. A refused pair is forgotten and never counted again
+    /// (its stale heap entries find it with count 0).
+    fn vetoed(&mut self, k: u32) -> Result<bool> {
+        let Some(veto) = self.veto.as_mut() else {
+            return Ok(false);
+        };
+        let state = &self.pairs[k as usize];
+        let (left, right) = (state.left, state.right);
+        let t = &self.vocab.tokens;
+        if !veto.refuses(&t[left as usize].bytes, &t[right as usize].bytes)? {
+            return Ok(false);
+        }
+        self.banned.insert(key(left, right));
+        self.pair_index.remove(&key(left, right));
+        let state = &mut self.pairs[k as usize];
+        state.count = 0;
+        state.occurrences = Default::default();
+        state.cursor = Default::default();
+        state.sorted = true;
+        Ok(true)
     }
 
     /// The index of pair `(left, right)`, created if it is new.

@@ -15,12 +15,16 @@
 //!   the step that pushed them, so when a merge recreates an existing token HF can record the same pair
 //!   twice; the merges it saves keep one copy.)
 
+pub mod control;
 pub mod counts;
 pub mod dna;
+pub mod extend;
 mod layout;
 mod merge;
 mod occurrences;
 
+pub use control::{Boundaries, Veto, parse_classes};
+pub use layout::SymbolWords;
 pub use merge::{Engine, Merger};
 
 use rustc_hash::FxHashSet;
@@ -131,6 +135,8 @@ pub struct Trained {
     /// The count of each merge's pair when it was chosen.
     pub merge_counts: Vec<u64>,
     pub stop: StopReason,
+    /// How many pairs the veto refused (see `control`).
+    pub vetoed: u64,
 }
 
 /// The base symbols (display strings) that `words` need, plus those the alphabet setting forces in, minus the

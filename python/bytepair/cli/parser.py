@@ -16,7 +16,7 @@ from ..viewer import MAX_PAGE_TOKENS
 from .encode import cmd_count, cmd_decode, cmd_encode
 from .show import cmd_compare, cmd_demo, cmd_explain, cmd_inspect, cmd_viz
 from .stats import cmd_dna_stats
-from .train import cmd_train
+from .train import cmd_train, vocab_sizes
 
 EXAMPLES = """\
 examples:
@@ -134,7 +134,14 @@ def build_parser() -> Parser:
   cat corpus.txt | bytepair train - --vocab-size 1000 --mode char --unk-token '[UNK]' -o tok/
   bytepair train docs.jsonl --jsonl-field text --vocab-size 16000 --tie-break hf -o tok/
   bytepair train --fasta genome.fa.gz --vocab-size 4096 --chunk-length 1000 -o dna/
-  bytepair train --fasta 'reads/*.fq.gz' --vocab-size 4096 --reverse-complement -o dna/""",
+  bytepair train --fasta 'reads/*.fq.gz' --vocab-size 4096 --reverse-complement -o dna/
+  bytepair train corpus.txt --vocab-size 8000,16000,32000 -o sweep/
+      one run, one folder per size: sweep/8000/, sweep/16000/, sweep/32000/
+  bytepair train code.txt --extend gpt2 --vocab-size 52000 -o gpt2-code/
+      GPT-2's 50257 ids kept, new tokens learned on code.txt from id 50257 on
+  bytepair train corpus.txt --vocab-size 32000 --superwords-after 24000 -o super/
+      SuperBPE: tokens may cross spaces past 24000 ("ĠofĠthe")
+  bytepair train corpus.txt --vocab-size 8000 --forbid-across newline --veto '\\d\\p{L}|\\p{L}\\d' -o tok/""",
     )
     p.add_argument(
         "files",
@@ -152,10 +159,11 @@ def build_parser() -> Parser:
     )
     p.add_argument(
         "--vocab-size",
-        type=int,
+        type=vocab_sizes,
         required=True,
         metavar="N",
-        help="size of the vocabulary, special tokens and base alphabet included",
+        help="size of the vocabulary, special tokens and base alphabet included; or sizes separated by commas "
+        "(8000,16000,32000): one run, written to one folder per size under -o",
     )
     p.add_argument(
         "-o",
@@ -203,8 +211,8 @@ def build_parser() -> Parser:
     p.add_argument(
         "--tie-break",
         choices=["first_seen", "hf", "lexicographic"],
-        default="first_seen",
-        help="which of several equally frequent pairs to merge (default: first_seen, the textbook's)",
+        help="which of several equally frequent pairs to merge (default: first_seen, the textbook's; with "
+        "--extend, the tokenizer's own)",
     )
     p.add_argument("--jsonl-field", metavar="FIELD", help="the files are JSON lines; train on this field of each")
     p.add_argument(
@@ -212,6 +220,42 @@ def build_parser() -> Parser:
         choices=["strict", "replace"],
         default="strict",
         help="bytes that are not UTF-8: stop (default) or replace them",
+    )
+    grow = p.add_argument_group("extending, superwords and merge control")
+    grow.add_argument(
+        "--extend",
+        metavar="TOKENIZER",
+        help="continue this tokenizer (a folder, a tokenizer file, or gpt2, cl100k_base...): its ids and merges "
+        "stay, new tokens follow; it gives the pattern, special tokens and normaliser",
+    )
+    grow.add_argument(
+        "--data",
+        metavar="DIR",
+        help="folder with the files of named encodings for --extend (default: $BYTEPAIR_DATA, then tiktoken's cache)",
+    )
+    grow.add_argument(
+        "--superwords-after",
+        type=int,
+        metavar="N",
+        help="SuperBPE: from vocabulary size N on, merges may cross the spaces between words",
+    )
+    grow.add_argument(
+        "--veto",
+        metavar="REGEX",
+        help="never make a token whose text this regex matches (searched in it)",
+    )
+    grow.add_argument(
+        "--veto-bytes",
+        metavar="REGEX",
+        help="the same for a regex over the token's bytes (\\xNN for a byte)",
+    )
+    grow.add_argument(
+        "--forbid-across",
+        action="append",
+        default=[],
+        metavar="CLASS",
+        help="no token straddles this class: newline, whitespace, digit, letter, punctuation, or characters "
+        "(repeat for several)",
     )
     dna = p.add_argument_group("DNA options (with --fasta)")
     dna.add_argument("--alphabet", help="base symbols (default ACGTN); other letters are [UNK]")

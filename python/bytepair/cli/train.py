@@ -20,14 +20,35 @@ from ..formats import folder
 from ..progress import Progress
 from ..streams import encode_stream
 from ..training import train
-from .common import CommandError, input_paths, megabytes, output_folder, plural, positive, progress_on
+from .common import CommandError, input_paths, load, megabytes, output_folder, plural, positive, progress_on
+
+
+def vocab_sizes(value: str) -> int | list[int]:
+    """--vocab-size: one size, or several separated by commas (a list, even of one: "8000,")."""
+    parts = [part.strip() for part in value.split(",") if part.strip()]
+    try:
+        sizes = [int(part) for part in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {value!r}: give a number, or numbers separated by commas (8000,16000,32000)"
+        ) from None
+    if not sizes:
+        raise argparse.ArgumentTypeError(f"invalid size {value!r}: give a number such as 8000")
+    return sizes if "," in value else sizes[0]
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    if args.vocab_size < 1:
-        raise CommandError(f"--vocab-size must be a positive number, got {args.vocab_size}")
+    sizes = args.vocab_size if isinstance(args.vocab_size, list) else [args.vocab_size]
+    for size in sizes:
+        if size < 1:
+            raise CommandError(f"--vocab-size must be a positive number, got {size}")
+    if len(set(sizes)) != len(sizes):
+        raise CommandError(f"--vocab-size lists a size twice: {','.join(map(str, sizes))}")
     positive(args.min_frequency, "--min-frequency", 0)
     positive(args.threads, "--threads")
+    positive(args.superwords_after, "--superwords-after")
+    if args.veto is not None and args.veto_bytes is not None:
+        raise CommandError("give --veto (a regex over the token's text) or --veto-bytes (over its bytes), not both")
     if args.fasta:
         if args.files:
             raise CommandError("give text FILEs or --fasta files, not both")
@@ -45,6 +66,25 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{', '.join(given)} {'is a DNA option' if len(given) == 1 else 'are DNA options'}, "
             f"for --fasta FILE (for text, --initial-alphabet adds characters)"
         )
+    if args.extend is not None:
+        from_the_tokenizer = {
+            "--mode": args.mode is not None,
+            "--pattern": args.pattern is not None,
+            "--special-token": bool(args.special_tokens),
+            "--initial-alphabet": args.initial_alphabet is not None,
+            "--lowercase": args.lowercase,
+            "--continuing-subword-prefix": args.continuing_subword_prefix is not None,
+            "--end-of-word-suffix": args.end_of_word_suffix is not None,
+            "--unk-token": args.unk_token is not None,
+            "--limit-alphabet": args.limit_alphabet is not None,
+            "--superwords-after": args.superwords_after is not None,
+        }
+        given = [name for name, used in from_the_tokenizer.items() if used]
+        if given:
+            raise CommandError(
+                f"{', '.join(given)} cannot be used with --extend: the tokenizer extended keeps its own pattern, "
+                f"special tokens, normaliser and symbols"
+            )
     args.mode, args.pattern = args.mode or "byte", args.pattern or "gpt2"
     args.initial_alphabet = args.initial_alphabet or "all"
     if not args.files:
@@ -55,22 +95,29 @@ def cmd_train(args: argparse.Namespace) -> int:
     alphabet: str | list[str] = args.initial_alphabet
     if alphabet not in ("all", "corpus"):
         alphabet = list(dict.fromkeys(args.initial_alphabet))  # the characters, each once
+    control = dict(
+        min_frequency=args.min_frequency,
+        max_token_length=args.max_token_length,
+        forbid_across=args.forbid_across,
+        veto=args.veto if args.veto_bytes is None else args.veto_bytes.encode("utf-8"),
+        threads=args.threads,
+        progress=progress_on(args),
+    )
     options = dict(
+        control,
         mode=args.mode,
         pattern=pattern,
         special_tokens=with_role_tokens(args),
         initial_alphabet=alphabet,
-        min_frequency=args.min_frequency,
         lowercase=args.lowercase,
         continuing_subword_prefix=args.continuing_subword_prefix,
         end_of_word_suffix=args.end_of_word_suffix,
         unk_token=args.unk_token,
-        max_token_length=args.max_token_length,
         limit_alphabet=args.limit_alphabet,
-        tie_break=args.tie_break,
-        threads=args.threads,
-        progress=progress_on(args),
+        tie_break=args.tie_break or "first_seen",
+        superwords_after=args.superwords_after,
     )
+    base = load(args.extend, args.data) if args.extend is not None else None
     with contextlib.ExitStack() as stack:
         if "-" in paths:  # standard input is kept in a temporary file: it is read again for the summary
             spool = stack.enter_context(tempfile.TemporaryDirectory(prefix="bytepair-"))
@@ -80,35 +127,57 @@ def cmd_train(args: argparse.Namespace) -> int:
             paths = [kept if p == "-" else p for p in paths]
         size = sum(os.path.getsize(p) for p in paths)
         start = time.perf_counter()
+        source: corpus.Corpus = [Path(p) for p in paths]
         if args.jsonl_field is not None:
-            texts = (piece.text for piece in corpus.documents(paths, jsonl_field=args.jsonl_field, errors=args.errors))
-            tok = train(texts, args.vocab_size, **options)
+            source = (piece.text for piece in corpus.documents(paths, jsonl_field=args.jsonl_field, errors=args.errors))
+        vocab_size = args.vocab_size
+        if base is not None:
+            trained = base.extend(source, vocab_size, tie_break=args.tie_break, errors=args.errors, **control)
         else:
-            tok = train([Path(p) for p in paths], args.vocab_size, errors=args.errors, **options)
+            trained = train(source, vocab_size, errors=args.errors, **options)
         seconds = time.perf_counter() - start
-        roles = chosen_roles(tok, args)
-        written, notes = folder.save(tok, out, roles=roles)
-        # Bytes per token on the training text, encoded as the tokenizer will encode it.
-        progress = Progress("measuring bytes per token", bool(options["progress"]))
-        try:
-            summary = encode_stream(
-                tok,
-                corpus.documents(
-                    paths, jsonl_field=args.jsonl_field, cut=corpus.can_cut(tok), errors=args.errors, progress=progress
-                ),
-                None,
-                special="allow" if tok.special_tokens else "text",
-                threads=args.threads,
-                progress=progress,
-            )
-        except ValueError as e:
-            # Training reads each line of a file as one text, encoding reads the file whole: whitespace across
-            # lines ("\n\n") then makes pieces training never saw, which a character-level tokenizer with word
-            # markers may have no symbol for. The tokenizer is written and usable; say what it cannot encode.
-            summary, unencodable = None, str(e)
-        progress.finish()
+        if isinstance(trained, list):
+            print(f"Trained {len(trained)} sizes in one run in {seconds:.1f} s")
+            for tok, wanted in zip(trained, sizes):
+                report(tok, None, args, paths, size, out / str(wanted), label=f"{wanted}: ")
+        else:
+            report(trained, seconds, args, paths, size, out)
+    return 0
+
+
+def report(
+    tok: Tokenizer,
+    seconds: float | None,
+    args: argparse.Namespace,
+    paths: list[str],
+    size: int,
+    out: Path,
+    label: str = "",
+) -> None:
+    """Writes `tok` into `out` and says what it is and what it does to its training text."""
+    roles = chosen_roles(tok, args)
+    written, notes = folder.save(tok, out, roles=roles)
+    # Bytes per token on the training text, encoded as the tokenizer will encode it.
+    progress = Progress("measuring bytes per token", progress_on(args))
+    try:
+        summary = encode_stream(
+            tok,
+            corpus.documents(
+                paths, jsonl_field=args.jsonl_field, cut=corpus.can_cut(tok), errors=args.errors, progress=progress
+            ),
+            None,
+            special="allow" if tok.special_tokens else "text",
+            threads=args.threads,
+            progress=progress,
+        )
+    except ValueError as e:
+        # Training reads each line of a file as one text, encoding reads the file whole: whitespace across
+        # lines ("\n\n") then makes pieces training never saw, which a character-level tokenizer with word
+        # markers may have no symbol for. The tokenizer is written and usable; say what it cannot encode.
+        summary, unencodable = None, str(e)
+    progress.finish()
     counted = tok.trace
-    print(f"Trained in {seconds:.1f} s: {tok!r}")
+    print(f"{label}Trained in {seconds:.1f} s: {tok!r}" if seconds is not None else f"{label}{tok!r}")
     specials = len(tok.special_tokens) + (
         1 if tok.settings["unk_token"] and tok.settings["unk_token"] not in tok.special_tokens else 0
     )
@@ -138,7 +207,6 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"drops whitespace)",
             file=sys.stderr,
         )
-    return 0
 
 
 def train_fasta(args: argparse.Namespace) -> int:
@@ -160,6 +228,16 @@ def train_fasta(args: argparse.Namespace) -> int:
             f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for text; with --fasta use "
             "--alphabet, --chunk-length, --ambiguous, --reverse-complement, --keep-case"
         )
+    growth = {
+        "--extend": args.extend is not None,
+        "--superwords-after": args.superwords_after is not None,
+        "--veto": args.veto is not None or args.veto_bytes is not None,
+        "--forbid-across": bool(args.forbid_across),
+        "several --vocab-size": isinstance(args.vocab_size, list),
+    }
+    given = [name for name, used in growth.items() if used]
+    if given:
+        raise CommandError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for text, not with --fasta")
     args.alphabet, args.ambiguous = args.alphabet or "ACGTN", args.ambiguous or "split"
     if "-" in args.fasta:
         raise CommandError("--fasta reads files (plain or .gz), not standard input")
@@ -176,7 +254,7 @@ def train_fasta(args: argparse.Namespace) -> int:
         ambiguous=args.ambiguous,
         chunk_length=args.chunk_length,
         reverse_complement=args.reverse_complement,
-        tie_break=args.tie_break,
+        tie_break=args.tie_break or "first_seen",
         min_frequency=args.min_frequency,
         max_token_length=args.max_token_length,
         threads=args.threads,

@@ -1,0 +1,634 @@
+//! Extending an existing tokenizer with merges learned on a corpus, and cutting one down to a smaller size.
+//!
+//! Extending: each unique word of the corpus starts as the tokenizer makes it — its existing merges applied
+//! first, in rank order — and the merge loop continues from there, with the tokenizer's vocabulary as it is
+//! (new tokens take the ids after the largest one; unused ids stay unused; special tokens keep theirs). On the
+//! corpus a tokenizer was trained on, with the same options, `extend` then makes exactly the merges the
+//! longer training run made: the words are where that run was after the same merges, and the merge loop's
+//! choices depend only on the words and the vocabulary.
+//!
+//! How a word is put into its tokens:
+//! - by the tokenizer's own encoder (its merge rule: tiktoken's for tiktoken vocabularies, the merges list
+//!   for the others) — for every loaded vocabulary, and for trained ones whose merges never made a token
+//!   twice;
+//! - by replaying the merges one after the other, each at all its occurrences (`replay`), for trained
+//!   vocabularies where a merge made a token that already existed. Training applies merges in sequence, and
+//!   when a token is made again a pair ranked earlier can reappear after its turn: replaying leaves it, as
+//!   training did, where "lowest rank first" (the encoder) would still merge it.
+//!
+//! Performance notes: the words are encoded in parallel on the counting threads (a per-thread encoder cache
+//! makes the frequent short words cheap), so an extension costs its counting plus merges, less than a
+//! training run to the same size, which also had to choose the earlier merges.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::layout::SymbolWords;
+use super::{Engine, Merger, TieBreak, TrainConfig};
+use crate::encode::caches::Scratch;
+use crate::encode::piece::PieceEncoder;
+use crate::error::{Error, Result, py_repr};
+use crate::pretokenize::PreTokenizer;
+use crate::tokenizer::Tokenizer;
+use crate::vocab::{Mode, Token, Vocab};
+
+/// Fewest words per parallel task when encoding the corpus's words; tasks are larger on large corpora (a few
+/// per thread), so that each thread's encoder cache warms up once rather than once per task.
+const WORDS_PER_TASK: usize = 1 << 14;
+const TASKS_PER_THREAD: usize = 4;
+
+/// The merge loop for extending `tok` on the corpus `words` (unique words in order of first appearance,
+/// counted with `counted_with`, the pre-tokenizer the extension will encode with: `tok`'s, or a coarser one
+/// for SuperBPE's second stage) to `config.vocab_size` ids. The words are encoded on `pool`.
+pub fn prepare_extension<'c>(
+    tok: &Tokenizer,
+    words: &[(&str, u64)],
+    counted_with: &PreTokenizer,
+    config: &'c TrainConfig,
+    engine: Engine,
+    pool: &rayon::ThreadPool,
+) -> Result<Merger<'c>> {
+    let have = tok.vocab.len();
+    if config.vocab_size < have {
+        return Err(Error::value(format!(
+            "vocab_size={} is smaller than the tokenizer, which already has {have} ids; extending adds tokens \
+             after them: use vocab_size > {have} (or Tokenizer.truncate to cut a tokenizer down)",
+            config.vocab_size
+        )));
+    }
+    if config.style != tok.vocab.style {
+        return Err(Error::value("internal error: an extension must keep the tokenizer's symbol style".to_string()));
+    }
+    if tok.vocab.rank_by_bytes {
+        check_merges_keep_ids(&tok.vocab, pool)?;
+    }
+    let symbols = encode_words(tok, words, counted_with, pool)?;
+    Merger::from_symbols(&symbols, config, tok.vocab.clone(), engine)
+}
+
+/// The extended tokenizer: `extended` (around the trained vocabulary, with the pre-tokenizer the words were
+/// counted with) with `old`'s training record continued. A tiktoken vocabulary (whose rule merges any two
+/// parts that make a token) merges by its merges list from now on: its new tokens were learned as pairs,
+/// and tiktoken's rule could make one of them from another pair of parts, earlier than training did
+/// (`prepare_extension` checked that the merges list gives the old ids).
+pub fn finish_extension(
+    old: &Tokenizer,
+    mut extended: Tokenizer,
+    tie_break: TieBreak,
+    new_counts: Vec<u64>,
+) -> Result<Tokenizer> {
+    if extended.vocab.merges.len() > old.vocab.merges.len() {
+        extended.vocab.rank_by_bytes = false;
+    }
+    extended.tie_break = Some(tie_break);
+    extended.merge_counts = old.merge_counts.as_ref().map(|c| c.iter().copied().chain(new_counts).collect());
+    Ok(extended)
+}
+
+/// A tiktoken vocabulary can go on by its merges list only if that list gives every token's id, as tiktoken's
+/// rule does (OpenAI's vocabularies do: the merges are derived from the ranks); else extending would change
+/// how the old tokens are made.
+fn check_merges_keep_ids(vocab: &Vocab, pool: &rayon::ThreadPool) -> Result<()> {
+    let mut by_merges = vocab.clone();
+    by_merges.rank_by_bytes = false;
+    let Some(encoder) = crate::encode::piece_encoder_by_rule(&by_merges, false) else {
+        return Ok(()); // not byte-level: no tiktoken rule to leave
+    };
+    let wrong = pool.install(|| {
+        vocab.tokens.par_iter().enumerate().find_map_any(|(id, token)| {
+            if token.special || token.bytes.len() < 2 {
+                return None;
+            }
+            let mut parts = Vec::new();
+            encoder.split_below(&token.bytes, u32::MAX, &mut Scratch::default(), &mut parts);
+            (parts != [id as u32]).then_some(id)
+        })
+    });
+    match wrong {
+        None => Ok(()),
+        Some(id) => Err(Error::value(format!(
+            "this tiktoken vocabulary cannot be extended exactly: its token {id} ({}) is not what its merges make              of its bytes, so the new tokens, which are learned as merges, could not be added without changing              how old text is encoded",
+            py_repr(&vocab.tokens[id].display)
+        ))),
+    }
+}
+
+/// Each word as `tok` makes it (see the module notes), on `pool`. Words counted with another pattern than
+/// `tok`'s (`counted_with`) are longer stretches of text (SuperBPE's second stage): see `Junctions`.
+pub fn encode_words(
+    tok: &Tokenizer,
+    words: &[(&str, u64)],
+    counted_with: &PreTokenizer,
+    pool: &rayon::ThreadPool,
+) -> Result<SymbolWords> {
+    let vocab = &tok.vocab;
+    let replay = (!vocab.explicit_ids && makes_a_token_twice(vocab)).then(|| Replay::new(vocab));
+    let fast =
+        if replay.is_none() { tok.fast.get_or_init(|| crate::encode::piece_encoder(vocab)).as_ref() } else { None };
+    let junctions = match fast {
+        Some(_) if counted_with.pattern != tok.pretokenizer.pattern && !vocab.whole_pieces => {
+            Some(Junctions::new(vocab))
+        }
+        _ => None,
+    };
+    let encode_chunk = |scratch: &mut Scratch, chunk: &[(&str, u64)]| -> Result<(Vec<u32>, Vec<usize>)> {
+        let mut ids = Vec::with_capacity(chunk.len() * 4);
+        let mut lengths = Vec::with_capacity(chunk.len());
+        for (word, _) in chunk {
+            let before = ids.len();
+            match (&replay, fast, &junctions) {
+                (Some(replay), _, _) => {
+                    initial_symbols(vocab, word, &mut ids)?;
+                    replay.apply(&mut ids, before);
+                }
+                (None, Some(encoder), Some(junctions)) => {
+                    // Piece by piece (the frequent pieces come from the encoder's cache), unless a merge could
+                    // join two pieces: then the whole stretch.
+                    // (A pattern that leaves text out of its pieces does not cut the stretch: whole, then.)
+                    let mut covered = 0;
+                    let mut joinable = false;
+                    let mut failed = Ok(());
+                    tok.pretokenizer.split(word, |piece| {
+                        let at = piece.as_ptr() as usize - word.as_ptr() as usize;
+                        let bytes = piece.as_bytes();
+                        joinable |= at != covered || (at > 0 && junctions.joins(word.as_bytes()[at - 1], bytes[0]));
+                        covered = at + bytes.len();
+                        if !joinable && failed.is_ok() {
+                            failed = encode_fast(encoder, vocab, piece, scratch, &mut ids);
+                        }
+                    })?;
+                    joinable |= covered != word.len();
+                    if joinable {
+                        ids.truncate(before);
+                        encode_fast(encoder, vocab, word, scratch, &mut ids)?;
+                    } else {
+                        failed?;
+                    }
+                }
+                (None, Some(encoder), None) => encode_fast(encoder, vocab, word, scratch, &mut ids)?,
+                (None, None, _) => encode_general(vocab, word, &mut ids)?,
+            }
+            lengths.push(ids.len() - before);
+        }
+        Ok((ids, lengths))
+    };
+    let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = pool.install(|| {
+        let per_task = WORDS_PER_TASK.max(words.len() / (pool.current_num_threads() * TASKS_PER_THREAD) + 1);
+        words.par_chunks(per_task).map_init(Scratch::default, encode_chunk).collect()
+    });
+    let mut out = SymbolWords::default();
+    out.ids.reserve(parts.iter().map(|p| p.as_ref().map_or(0, |(ids, _)| ids.len())).sum());
+    let mut counts = words.iter().map(|&(_, count)| count);
+    for part in parts {
+        let (ids, lengths) = part?;
+        out.ids.extend_from_slice(&ids);
+        for length in lengths {
+            out.ends.push(out.ends.last().copied().unwrap_or(0) + length);
+            out.counts.push(counts.next().expect("one count per word"));
+        }
+    }
+    Ok(out)
+}
+
+/// The pairs of bytes that a merge can join: the last byte of its left part and the first of its right part
+/// (tiktoken's rule, which merges any split of a token: every two adjacent bytes of a token).
+///
+/// A stretch of text cut into pieces encodes to its pieces' tokens one after the other unless some merge
+/// joins two of them: the first token to cross a cut would be made by a merge whose left part ends at the
+/// cut and whose right part starts there, so if no merge joins the two bytes around any cut, no token
+/// crosses one, and each piece is merged as if it were alone (in the same order: lowest rank first). So the
+/// second stage of SuperBPE, whose words (stretches of several first-stage words, millions of them, nearly all
+/// seen once) would each go through the merge, encodes their first-stage words instead, which the encoder's
+/// cache holds (measured on 110 MB of English: 9 s → TODO s), and only a stretch with a cut that a merge
+/// could join is encoded whole (with gpt2's pattern: "'tis", where the contraction "'t" meets "is").
+struct Junctions {
+    bits: Vec<u64>,
+}
+
+impl Junctions {
+    fn new(vocab: &Vocab) -> Junctions {
+        let mut junctions = Junctions { bits: vec![0; 256 * 256 / 64] };
+        if vocab.rank_by_bytes {
+            for token in vocab.tokens.iter().filter(|t| !t.special) {
+                for pair in token.bytes.windows(2) {
+                    junctions.add(pair[0], pair[1]);
+                }
+            }
+        } else {
+            for m in &vocab.merges {
+                let (left, right) = (&vocab.tokens[m.left as usize].bytes, &vocab.tokens[m.right as usize].bytes);
+                if let (Some(&last), Some(&first)) = (left.last(), right.first()) {
+                    junctions.add(last, first);
+                }
+            }
+        }
+        junctions
+    }
+
+    fn add(&mut self, last: u8, first: u8) {
+        let k = (last as usize) << 8 | first as usize;
+        self.bits[k / 64] |= 1 << (k % 64);
+    }
+
+    /// Whether a merge could join a piece ending with `last` to one starting with `first`.
+    fn joins(&self, last: u8, first: u8) -> bool {
+        let k = (last as usize) << 8 | first as usize;
+        self.bits[k / 64] & (1 << (k % 64)) != 0
+    }
+}
+
+/// Whether some merge of a trained vocabulary made a token that already existed.
+fn makes_a_token_twice(vocab: &Vocab) -> bool {
+    let base = vocab.num_special + vocab.num_base;
+    let mut made = vec![false; vocab.len()];
+    vocab.merges.iter().any(|m| {
+        let twice = (m.result as usize) < base || made[m.result as usize];
+        made[m.result as usize] = true;
+        twice
+    })
+}
+
+/// The error for a word with a unit no token stands for (and no unknown token).
+fn unknown_unit(vocab: &Vocab, word: &str, offset: usize) -> Error {
+    let unit = match vocab.style.mode {
+        Mode::Char => {
+            word[offset..].chars().next().map(|c| format!("character {} (U+{:04X})", py_repr(&c.to_string()), c as u32))
+        }
+        Mode::Byte => word.as_bytes().get(offset).map(|b| format!("byte 0x{b:02X}")),
+    }
+    .unwrap_or_default();
+    Error::value(format!(
+        "the corpus holds the {unit} (in the word {}), which this tokenizer has no token for and no unk_token to \
+         stand for: extending keeps the tokenizer's base symbols, so it cannot learn tokens with it. Remove such \
+         text from the corpus, or extend a tokenizer with a token for every unit (byte-level ones have all 256 \
+         bytes)",
+        py_repr(&word.chars().take(40).collect::<String>())
+    ))
+}
+
+fn initial_symbols(vocab: &Vocab, word: &str, out: &mut Vec<u32>) -> Result<()> {
+    vocab.initial_symbols(word, out).map_err(|u| unknown_unit(vocab, word, u.offset))
+}
+
+/// A word through the fast piece encoder (the tokenizer's own).
+fn encode_fast(
+    encoder: &PieceEncoder,
+    vocab: &Vocab,
+    word: &str,
+    scratch: &mut Scratch,
+    out: &mut Vec<u32>,
+) -> Result<()> {
+    encoder.encode(word.as_bytes(), scratch, out).map_err(|unknown| unknown_unit(vocab, word, unknown.0))
+}
+
+/// A word through the general path (vocabularies with word markers), as `Tokenizer::encode` takes it.
+fn encode_general(vocab: &Vocab, word: &str, out: &mut Vec<u32>) -> Result<()> {
+    if vocab.whole_pieces
+        && let Some(&id) = vocab.by_display.get(word)
+        && (!vocab.tokens[id as usize].special || vocab.unk == Some(id))
+    {
+        out.push(id);
+        return Ok(());
+    }
+    let start = out.len();
+    initial_symbols(vocab, word, out)?;
+    let mut symbols = out.split_off(start);
+    crate::encode::apply_merges(&mut symbols, &vocab.merge_rank);
+    out.extend_from_slice(&symbols);
+    Ok(())
+}
+
+/// Merges replayed in sequence: a pair merges at each rank it was merged at, and an occurrence that appears
+/// after the last of them stays (see the module notes).
+struct Replay {
+    /// `(left, right)` → its merges as `(rank, result)`, by rank.
+    ranks: FxHashMap<(u32, u32), Vec<(u32, u32)>>,
+}
+
+impl Replay {
+    fn new(vocab: &Vocab) -> Replay {
+        let mut ranks: FxHashMap<(u32, u32), Vec<(u32, u32)>> = FxHashMap::default();
+        for (rank, m) in vocab.merges.iter().enumerate() {
+            ranks.entry((m.left, m.right)).or_default().push((rank as u32, m.result));
+        }
+        Replay { ranks }
+    }
+
+    /// The first merge of `(left, right)` at rank `from` or later.
+    fn next(&self, left: u32, right: u32, from: u32) -> Option<(u32, u32)> {
+        let merges = self.ranks.get(&(left, right))?;
+        merges.iter().copied().find(|&(rank, _)| rank >= from)
+    }
+
+    /// Replays the merges on `symbols[start..]`: a heap of (rank, position) over a linked list, so a long word
+    /// costs O(n log n) (popping in rank then position order merges each rank left to right).
+    fn apply(&self, symbols: &mut Vec<u32>, start: usize) {
+        const GONE: u32 = u32::MAX;
+        let word = &mut symbols[start..];
+        let n = word.len();
+        if n < 2 {
+            return;
+        }
+        let mut next: Vec<u32> = (1..=n as u32).collect();
+        next[n - 1] = GONE;
+        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+        prev[0] = GONE;
+        let mut heap = BinaryHeap::new();
+        for p in 0..n - 1 {
+            if let Some((rank, _)) = self.next(word[p], word[p + 1], 0) {
+                heap.push(Reverse((rank, p as u32)));
+            }
+        }
+        while let Some(Reverse((rank, p))) = heap.pop() {
+            let q = next[p as usize];
+            if word[p as usize] == GONE || q == GONE {
+                continue;
+            }
+            // Still this pair, and `rank` its turn? (Entries are pushed again when a neighbour changes.)
+            let Some((due, result)) = self.next(word[p as usize], word[q as usize], rank) else { continue };
+            if due != rank {
+                continue;
+            }
+            word[p as usize] = result;
+            word[q as usize] = GONE;
+            let after = next[q as usize];
+            next[p as usize] = after;
+            if after != GONE {
+                prev[after as usize] = p;
+                if let Some((r, _)) = self.next(result, word[after as usize], rank) {
+                    heap.push(Reverse((r, p)));
+                }
+            }
+            let before = prev[p as usize];
+            if before != GONE
+                && let Some((r, _)) = self.next(word[before as usize], result, rank)
+            {
+                heap.push(Reverse((r, before)));
+            }
+        }
+        let mut kept = start;
+        for i in start..start + n {
+            if symbols[i] != GONE {
+                symbols[kept] = symbols[i];
+                kept += 1;
+            }
+        }
+        symbols.truncate(kept);
+    }
+}
+
+/// `tok` cut down to `size` ids: for a tokenizer trained here, exactly what training with `vocab_size=size`
+/// gives (its merges are a prefix of the longer run's, up to the one that made token `size - 1`). For a
+/// vocabulary whose ids a file gives (tiktoken, GPT-2, HF), the tokens with ids below `size` and the merges
+/// among them; special tokens keep their ids.
+pub fn truncated(tok: &Tokenizer, size: usize) -> Result<Tokenizer> {
+    let v = &tok.vocab;
+    if size > v.len() {
+        return Err(Error::value(format!(
+            "cannot truncate to {size} ids: this tokenizer has {} ids; truncate to a smaller size (extend makes \
+             a larger one)",
+            v.len()
+        )));
+    }
+    let (vocab, kept_merges) = if v.explicit_ids { truncated_explicit(v, size)? } else { truncated_layout(v, size)? };
+    let merge_counts = tok.merge_counts.as_ref().map(|c| c[..kept_merges.min(c.len())].to_vec());
+    Ok(Tokenizer {
+        vocab,
+        pretokenizer: tok.pretokenizer.clone(),
+        lowercase: tok.lowercase,
+        specials: tok.specials.clone(),
+        tie_break: tok.tie_break,
+        merge_counts,
+        fast: std::sync::OnceLock::new(),
+    })
+}
+
+/// Truncation of a vocabulary laid out by training: specials, base symbols, then one id per merge that made
+/// a new token.
+fn truncated_layout(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
+    let base = v.num_special + v.num_base;
+    if size < base {
+        return Err(Error::value(format!(
+            "cannot truncate to {size} ids: the special tokens and base symbols alone take {base}; use size >= {base}"
+        )));
+    }
+    // Training stops right after the merge that makes token `size - 1` (later merges that make an existing
+    // token again are not part of the shorter run).
+    let kept = if size == base {
+        0
+    } else {
+        v.merges.iter().position(|m| m.result as usize == size - 1).map_or(v.merges.len(), |i| i + 1)
+    };
+    let mut vocab = v.clone();
+    vocab.tokens.truncate(size);
+    vocab.merges.truncate(kept);
+    rebuild_indexes(&mut vocab);
+    Ok((vocab, kept))
+}
+
+/// Truncation of a vocabulary with ids of its own: ids below `size` stay, special tokens keep theirs.
+fn truncated_explicit(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
+    let mut vocab = v.clone();
+    for (id, token) in vocab.tokens.iter_mut().enumerate() {
+        let is_special_token = token.special && !token.display.is_empty(); // (an unused id is special and empty)
+        if id >= size && !is_special_token {
+            *token = Token {
+                bytes: Vec::new(),
+                display: String::new(),
+                units: 0,
+                special: true,
+                continues: false,
+                ends_word: false,
+            };
+        }
+    }
+    while vocab.tokens.last().is_some_and(|t| t.display.is_empty()) {
+        vocab.tokens.pop();
+    }
+    let count = vocab.tokens.iter().filter(|t| !t.display.is_empty()).count();
+    let top = vocab.tokens.len().saturating_sub(1);
+    // The files that hold such vocabularies keep one slot per id, and refuse ids far beyond the tokens.
+    if top >= count.saturating_mul(2) + 65_536 {
+        return Err(Error::value(format!(
+            "cannot truncate to {size} ids: the special tokens keep their ids (up to {top}), which would leave \
+             {} unused ids below them, more than a vocabulary file can hold; truncate to at least {}",
+            top + 1 - count,
+            (top + 1).saturating_sub(65_536) / 2 + 1
+        )));
+    }
+    let known = |id: u32| (id as usize) < size;
+    // Merges after the last one that makes a kept token for the first time only make existing tokens again:
+    // a run that stopped at this size (extending a loaded vocabulary) would not have made them.
+    let mut made = vec![false; v.len()];
+    let last_new = v.merges.iter().enumerate().fold(0, |last, (i, m)| {
+        let first = known(m.result) && !std::mem::replace(&mut made[m.result as usize], true);
+        if first { i + 1 } else { last }
+    });
+    vocab.merges.truncate(last_new);
+    vocab.merges.retain(|m| known(m.left) && known(m.right) && known(m.result));
+    let kept = vocab.merges.len();
+    rebuild_indexes(&mut vocab);
+    vocab.num_base = vocab.tokens.iter().filter(|t| !t.special && t.units == 1).count();
+    Ok((vocab, kept))
+}
+
+/// `by_display`, `merge_rank` and the byte table after tokens or merges were removed.
+fn rebuild_indexes(vocab: &mut Vocab) {
+    vocab.by_display = vocab
+        .tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.display.is_empty())
+        .map(|(id, t)| (t.display.clone(), id as u32))
+        .collect();
+    vocab.merge_rank =
+        vocab.merges.iter().enumerate().map(|(rank, m)| ((m.left, m.right), (rank as u32, m.result))).collect();
+    vocab.rebuild_byte_ids();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::Pattern;
+    use crate::train::{Alphabet, Silent, prepare_with};
+
+    fn random_words(seed: u64, n: usize, len: (usize, usize), alphabet: &[char]) -> Vec<(String, u64)> {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        (0..n)
+            .map(|_| {
+                let l = len.0 + next() % (len.1 - len.0 + 1);
+                ((0..l).map(|_| alphabet[next() % alphabet.len()]).collect(), 1 + (next() % 4) as u64)
+            })
+            .collect()
+    }
+
+    fn config(vocab_size: usize, mode: Mode, tie_break: TieBreak, max_len: Option<usize>) -> TrainConfig {
+        TrainConfig {
+            special_tokens: vec!["<s>".into()],
+            alphabet: Alphabet::All,
+            max_token_length: max_len,
+            tie_break,
+            ..TrainConfig::for_test(vocab_size, mode)
+        }
+    }
+
+    fn trained(words: &[(&str, u64)], config: &TrainConfig, engine: Engine) -> Tokenizer {
+        let t = prepare_with(words, config, engine).unwrap().run(&mut Silent).unwrap();
+        let mut tok = Tokenizer::new(t.vocab, Pattern::None, false, &config.special_tokens).unwrap();
+        tok.merge_counts = Some(t.merge_counts);
+        tok
+    }
+
+    fn merges(tok: &Tokenizer) -> Vec<(u32, u32, u32)> {
+        tok.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect()
+    }
+
+    fn pool() -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap()
+    }
+
+    #[test]
+    fn extending_a_shorter_run_gives_the_longer_run() {
+        let pool = pool();
+        let alphabets: [&[char]; 3] = [&['a', 'b'], &['a', 'b', 'c', ' '], &['a', 'é', '日', 'b']];
+        for seed in 0..18u64 {
+            let words =
+                random_words(seed, 60, if seed % 3 == 2 { (40, 120) } else { (1, 14) }, alphabets[seed as usize % 3]);
+            let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            for tie in [TieBreak::FirstSeen, TieBreak::Hf, TieBreak::Lexicographic] {
+                for max_len in [None, Some(4)] {
+                    for engine in [Engine::Slots, Engine::Compact] {
+                        let mode = if seed % 2 == 0 { Mode::Byte } else { Mode::Char };
+                        let short = config(if mode == Mode::Byte { 275 } else { 20 }, mode, tie, max_len);
+                        let long = TrainConfig { vocab_size: short.vocab_size + 40, ..short.clone() };
+                        let base = trained(&words, &short, engine);
+                        let want = trained(&words, &long, engine);
+                        let merger =
+                            prepare_extension(&base, &words, &base.pretokenizer, &long, engine, &pool).unwrap();
+                        let got = merger.run(&mut Silent).unwrap();
+                        let got: Vec<_> = got.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect();
+                        assert_eq!(got, merges(&want), "seed {seed} {tie:?} {max_len:?} {engine:?} {mode:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn truncating_gives_the_shorter_run() {
+        for seed in 0..8u64 {
+            let words = random_words(seed, 50, (1, 12), &['a', 'b', 'c']);
+            let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            for tie in [TieBreak::FirstSeen, TieBreak::Hf, TieBreak::Lexicographic] {
+                let long = trained(&words, &config(320, Mode::Byte, tie, None), Engine::Slots);
+                for size in [258, 259, 270, 300, 320] {
+                    let short = trained(&words, &config(size, Mode::Byte, tie, None), Engine::Slots);
+                    let cut = truncated(&long, size).unwrap();
+                    assert_eq!(merges(&cut), merges(&short), "seed {seed} {tie:?} {size}");
+                    assert_eq!(cut.vocab.len(), short.vocab.len());
+                    assert_eq!(cut.merge_counts, short.merge_counts);
+                    assert_eq!(cut.vocab.by_display, short.vocab.by_display);
+                }
+                let err = truncated(&long, 100).unwrap_err();
+                assert!(err.message.contains("use size >= 258"), "{}", err.message);
+                assert!(truncated(&long, 321).unwrap_err().message.contains("has 320 ids"));
+            }
+        }
+    }
+
+    #[test]
+    fn stretches_encode_piece_by_piece_as_they_would_whole() {
+        use crate::pretokenize::{PreTokenizer, SUPERWORDS};
+        let text = "'Tis the season, 'tis said; don'tcha know it's 1887? The quick brown fox's den\tis here. \
+                    We'll see--you'd better 'twas a 'sup, o'clock rock'n'roll. Ünïcødé wörds, naïve café!\n";
+        let lines: Vec<String> = (0..40).map(|i| text.replace("the", ["the", "a", "one"][i % 3])).collect();
+        let gpt2 = PreTokenizer::new(Pattern::Gpt2).unwrap();
+        let mut counts: indexmap::IndexMap<&str, u64> = indexmap::IndexMap::new();
+        for line in &lines {
+            gpt2.split(line, |w| *counts.entry(w).or_default() += 1).unwrap();
+        }
+        let words: Vec<(&str, u64)> = counts.into_iter().collect();
+        let pool = pool();
+        for vocab_size in [300, 400, 600] {
+            let tok = trained(&words, &config(vocab_size, Mode::Byte, TieBreak::FirstSeen, None), Engine::Slots);
+            let tok = Tokenizer { pretokenizer: gpt2.clone(), ..tok };
+            let superwords = PreTokenizer::new(Pattern::Custom(SUPERWORDS.to_string())).unwrap();
+            let mut stretches = Vec::new();
+            for line in &lines {
+                superwords.split(line, |w| stretches.push((w, 1u64))).unwrap();
+            }
+            let by_pieces = encode_words(&tok, &stretches, &superwords, &pool).unwrap();
+            let whole = encode_words(&tok, &stretches, &tok.pretokenizer, &pool).unwrap();
+            assert_eq!(by_pieces.ids, whole.ids, "{vocab_size}");
+            assert_eq!(by_pieces.ends, whole.ends);
+        }
+    }
+
+    #[test]
+    fn replay_applies_merges_in_sequence() {
+        // a+a -> aa (rank 0), aa+a -> aaa (rank 1), a+aa -> aaa again (rank 2), aaa+b (rank 3).
+        let base = vec!["a".to_string(), "b".to_string()];
+        let style = crate::vocab::SymbolStyle { mode: Mode::Char, prefix: None, suffix: None };
+        let mut vocab = Vocab::new(style, &[], None, &base).unwrap();
+        let aa = vocab.push_merge(0, 0);
+        let aaa = vocab.push_merge(aa, 0);
+        assert_eq!(vocab.push_merge(0, aa), aaa);
+        let aaab = vocab.push_merge(aaa, 1);
+        assert!(makes_a_token_twice(&vocab));
+        let replay = Replay::new(&vocab);
+        let mut ids = vec![0, 0, 0, 1];
+        replay.apply(&mut ids, 0);
+        assert_eq!(ids, [aaab]);
+        // "aaaa": aa aa after rank 0; nothing else applies.
+        let mut ids = vec![9, 0, 0, 0, 0];
+        replay.apply(&mut ids, 1);
+        assert_eq!(ids, [9, aa, aa]);
+    }
+}

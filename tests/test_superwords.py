@@ -1,0 +1,139 @@
+"""SuperBPE (`train(..., superwords_after=N)`): the second stage's pieces equal the SuperBPE authors' split (HF
+tokenizers' Split(isolated) of their regex, line by line), the merges equal the pure-Python reference's, and
+encoding is exact (the reference's ids, HF's ids from the exported tokenizer.json) and round-trips."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import SUPERWORDS_PATTERN, reference
+from bytepair.training import TrainSettings, count_words
+from conftest import examples
+
+pytestmark = pytest.mark.filterwarnings("ignore:the corpus ran out of pairs:RuntimeWarning")
+
+#: The SuperBPE authors' stage-2 regex, whose matches are isolated (their scripts/extend_tokenizer.sh).
+AUTHORS_REGEX = r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"
+
+LINES = [
+    "By the way, I am a fan of the Milky Way.\n",
+    "In 1887, he said--no!  Then: 'tis 42.5% of $1,000/yr...\n",
+    "  leading spaces,\ttabs\u00a0and no-break spaces ,, and . . . dots \n",
+    "日本語のテキスト、句読点。Ünïcødé wörds; naïve café!\r\n",
+    "x",
+]
+
+
+def pieces(lines: list[str]) -> list[tuple[str, int]]:
+    """The words the core counts with SUPERWORDS_PATTERN, in order of first appearance."""
+    counts = count_words(lines, TrainSettings(vocab_size=300, pattern=SUPERWORDS_PATTERN))
+    return counts.items()
+
+
+def test_the_pattern_is_the_references():
+    assert SUPERWORDS_PATTERN == reference.SUPERWORDS
+
+
+def test_pieces_are_the_authors_split_line_by_line(shared_data):
+    import tokenizers
+
+    split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(AUTHORS_REGEX), behavior="isolated")
+    text = (shared_data / "text" / "tinyshakespeare" / "input.txt").read_text(encoding="utf-8")[:300_000]
+    udhr = [
+        (shared_data / "multilingual" / "udhr" / f"{x}.txt").read_text(encoding="utf-8")
+        for x in ("eng", "jpn", "rus", "arb")
+    ]
+    blns = json.loads((shared_data / "testvectors" / "naughty_strings" / "blns.json").read_text(encoding="utf-8"))
+    lines = LINES + text.splitlines(keepends=True) + [ln for t in udhr for ln in t.splitlines(keepends=True)]
+    lines += [s + "\n" for s in blns if "\n" not in s and "\r" not in s]
+    want: dict[str, int] = {}
+    for line in lines:
+        for piece, _ in split.pre_tokenize_str(line):
+            want[piece] = want.get(piece, 0) + 1
+    assert pieces(lines) == list(want.items())
+    assert reference.word_frequencies(lines, SUPERWORDS_PATTERN) == want
+
+
+def test_a_text_of_many_lines_is_cut_as_its_lines():
+    text = "".join(LINES)
+    assert pieces([text]) == pieces(LINES)
+
+
+fragments = st.sampled_from(list("ab c  d\n\t.,!'s9 0é日-_$") + ["'tis", "the ", " of the", "--", "1234", "\r\n"])
+texts = st.lists(st.lists(fragments, max_size=40).map("".join), min_size=1, max_size=8)
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpus=texts,
+    tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]),
+    mode=st.sampled_from(["byte", "char"]),
+    after=st.integers(0, 25),
+    more=st.integers(1, 40),
+)
+def test_superwords_equal_the_reference(corpus, tie_break, mode, after, more):
+    freqs = reference.word_frequencies(corpus, "gpt2")
+    assume(freqs)
+    base = len(reference.base_vocabulary(freqs, mode, (), "corpus"))
+    transition = base + after
+    opts = dict(mode=mode, tie_break=tie_break, initial_alphabet="corpus")
+    tok = bytepair.train(corpus, transition + more, superwords_after=transition, **opts)
+    ref = reference.train(corpus, transition + more, superwords_after=transition, **opts)
+    assert tok.merges == ref.merges
+    assert tok.trace == ref.trace
+    for text in corpus + ["".join(corpus)]:
+        ids = tok.encode(text)
+        assert ids == ref.encode(text)
+        assert tok.decode(ids) == text
+
+
+def test_superword_tokens_cross_spaces_and_export(tmp_path):
+    import tokenizers
+
+    things = ["sea", "sky", "sun", "moon", "stars", "rivers", "mountains", "forests", "deserts", "cities"]
+    corpus = [f"by the way, I am a fan of the {w} and of the {v}.\n" for w in things for v in things] * 5
+    plain = bytepair.train(corpus, 360)
+    tok = bytepair.train(corpus, 360, superwords_after=300)
+    assert tok.settings["pattern"] == SUPERWORDS_PATTERN
+    assert tok.merges[: len(plain.truncate(300).merges)] == plain.truncate(300).merges
+    assert any("Ġ" in t.lstrip("Ġ") for t in tok.vocab), "some token crosses a space"
+    text = "".join(corpus[:6])
+    assert len(tok.encode(text)) < len(plain.encode(text))
+    tok.save_hf(tmp_path / "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for sample in [text, "by the way,  I am\n\nof the 2024 sea", "'tis the moon--and  the stars"]:
+        assert hf.encode(sample, add_special_tokens=False).ids == tok.encode(sample)
+    tok.save(tmp_path / "tok.json")
+    assert bytepair.Tokenizer.load(tmp_path / "tok.json") == tok
+
+
+def test_several_sizes_around_the_transition():
+    things = ["cat", "dog", "bird", "fish", "horse", "mouse", "snake", "tiger", "zebra", "panda"]
+    corpus = [
+        f"the {a} and the {b} {i % 9} ran to the mat, then the {a}.\n" for i, a in enumerate(things) for b in things
+    ]
+    small, big = bytepair.train(corpus, [290, 330], superwords_after=300)
+    assert small == bytepair.train(corpus, 290)  # below the transition: the first stage's own run
+    assert big == bytepair.train(corpus, 330, superwords_after=300)
+    # A first stage that runs out of pairs before the transition: the second goes on from there.
+    with pytest.warns(RuntimeWarning, match="ran out"):
+        small, big = bytepair.train(["the cat"], [258, 267], superwords_after=265)
+    assert small == bytepair.train(["the cat"], 258) and big.vocab_size == 262 and "theĠcat" in big.vocab
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"superwords_after": 400}, "between 1 and vocab_size=300"),
+        ({"superwords_after": 0}, "between 1 and vocab_size=300"),
+        ({"superwords_after": 280, "pattern": None}, "needs a pre-tokenization pattern"),
+    ],
+)
+def test_bad_transitions_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        bytepair.train(["the cat"], 300, **kwargs)
