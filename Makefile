@@ -5,7 +5,8 @@
 # extension into .venv), make bench (training), make bench-encode (encoding), make bench-genome (DNA: E. coli
 # and synthetic genomes vs HF tokenizers and SentencePiece), make bench-variants (extend, sizes, SuperBPE, merge
 # control vs plain training), make bench-scale (sharded encoding and training at scale vs datatrove and
-# gigatoken), make fuzz (the file formats' fuzz targets for FUZZ_SECONDS each; part of make test), make clean.
+# gigatoken), make bench-datasets (HF datasets forms), make fuzz (the file formats' fuzz targets for
+# FUZZ_SECONDS each; part of make test), make clean.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -16,15 +17,17 @@ BUILD_DEPS := $(VENV)/.build-deps
 TEST_DEPS  := $(VENV)/.test-deps
 BENCH_DEPS := $(VENV)/.bench-deps
 SCALE_BENCH_DEPS := $(VENV)/.scale-bench-deps
+# tiktoken's own test suite, from its source release, run against bytepair's drop-in (tests/test_tiktoken_suite.py).
+TIKTOKEN_SUITE := $(VENV)/peer-tests/tiktoken-0.14.0/tests/test_encoding.py
 SOURCES := $(shell find src python -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' \)) Cargo.toml pyproject.toml
 BUILT  := $(VENV)/.built
 
-.PHONY: demo test lint build bench bench-encode bench-genome bench-variants bench-scale fuzz clean
+.PHONY: demo test lint build bench bench-encode bench-genome bench-variants bench-scale bench-datasets fuzz clean
 
 demo: $(BUILT)
 	$(PY) -m bytepair.demo
 
-test: lint
+test: lint $(TIKTOKEN_SUITE)
 	cargo test --quiet
 	$(MAKE) --no-print-directory fuzz
 	$(PY) -m pytest -q
@@ -74,6 +77,10 @@ bench-variants: $(BUILT) $(BENCH_DEPS)
 bench-genome: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/genome.py $(GENOME_ARGS)
 
+# make bench-datasets DATASETS_ARGS=--quick (or --only train): see bench/hf_datasets.py.
+bench-datasets: $(BUILT) $(BENCH_DEPS) $(TEST_DEPS)
+	$(PY) bench/hf_datasets.py $(DATASETS_ARGS)
+
 # make bench-encode ENCODE_ARGS=--quick (or --case worst, --only tiktoken, --encoding gpt2, ...): see bench/encode.py.
 bench-encode: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/encode.py $(ENCODE_ARGS)
@@ -101,6 +108,13 @@ $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate
 		"mypy>=1.8" "ruff>=0.15" types-regex "selenium>=4.11" matplotlib
 	# Corpora at scale: the core's readers (zstandard, pyarrow) and the Ray engine's tests (ray).
 	$(PY) -m pip install --quiet "zstandard>=0.22" "pyarrow>=16" "ray>=2.9"
+	touch $@
+
+# Fetched once, when the test dependencies are installed; the tests never download anything.
+$(TIKTOKEN_SUITE): | $(VENV)/bin/activate
+	mkdir -p $(VENV)/peer-tests
+	$(PY) -m pip download --quiet --no-deps --no-binary :all: tiktoken==0.14.0 -d $(VENV)/peer-tests
+	tar -xzf $(VENV)/peer-tests/tiktoken-0.14.0.tar.gz -C $(VENV)/peer-tests tiktoken-0.14.0/tests
 	touch $@
 
 # The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.

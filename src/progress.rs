@@ -121,9 +121,11 @@ impl<'c> Progress<'c> {
         Ok(())
     }
 
+    /// Ends the display. A bar is cleared from the terminal: what it showed is done, and the summary printed after
+    /// it says what came of it (a finished bar left behind went stale above the output).
     pub fn finish(&mut self) {
         match self.display.take() {
-            Some(Display::Bar(bar)) => bar.finish(),
+            Some(Display::Bar(bar)) => bar.finish_and_clear(),
             Some(Display::Lines(lines)) => lines.write(),
             None => {}
         }
@@ -137,7 +139,7 @@ impl Observer for Progress<'_> {
         };
         self.display = Some(match display {
             Display::Bar(bar) => {
-                bar.finish();
+                bar.finish_and_clear(); // the (empty) reading display a training starts with: not left behind
                 let merges = ProgressBar::with_draw_target(Some(planned), ProgressDrawTarget::stderr_with_hz(10));
                 merges.set_style(
                     ProgressStyle::with_template("{msg:<9} [{wide_bar}] {pos}/{len} merges, {elapsed} eta {eta:<3}")

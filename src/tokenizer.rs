@@ -260,6 +260,64 @@ impl Tokenizer {
         Ok(ranks().collect())
     }
 
+    /// The ids of `piece` encoded as one piece (no pre-tokenization, no special tokens), from any bytes —
+    /// tiktoken's `encode_single_piece`, which its `_encode_bytes` and `encode_with_unstable` build on. Byte-level
+    /// vocabularies only (every byte is a unit).
+    pub fn encode_single_piece(&self, piece: &[u8]) -> Result<Vec<u32>> {
+        let Some(byte_ids) = self.vocab.byte_ids() else {
+            return Err(Error::value(
+                "encoding raw bytes needs a byte-level vocabulary (mode=\"byte\", no word markers)".to_string(),
+            ));
+        };
+        if piece.len() >= u32::MAX as usize {
+            return Err(piece_too_long(piece.len()));
+        }
+        let mut ids = Vec::with_capacity(piece.len() / 3 + 1);
+        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+            let mut scratch = take_scratch(fast);
+            let result = fast.encode(piece, &mut scratch, &mut ids);
+            SCRATCHES.with(|s| s.borrow_mut().push(scratch));
+            return match result {
+                Ok(()) => Ok(ids),
+                Err(unknown) => Err(Error::value(format!(
+                    "byte 0x{:02X} at offset {} has no token in this vocabulary",
+                    piece[unknown.0], unknown.0
+                ))),
+            };
+        }
+        // The general path, as `encode_ordinary_into` takes it, with bytes as the units.
+        if self.vocab.whole_pieces
+            && let Some(&id) = self.vocab.by_display.get(&crate::vocab::bytes_to_display(piece))
+            && !self.vocab.tokens[id as usize].special
+        {
+            return Ok(vec![id]);
+        }
+        for (offset, &b) in piece.iter().enumerate() {
+            match byte_ids[b as usize] {
+                u32::MAX => {
+                    return Err(Error::value(format!(
+                        "byte 0x{b:02X} at offset {offset} has no token in this vocabulary"
+                    )));
+                }
+                id => ids.push(id),
+            }
+        }
+        apply_merges(&mut ids, &self.vocab.merge_rank);
+        Ok(ids)
+    }
+
+    /// Where the pre-tokenizer cuts `text` (special tokens are not looked for): the (start, end) byte offsets of
+    /// each piece, in order. Text the pattern does not match is in no piece.
+    pub fn piece_spans(&self, text: &str) -> Result<Vec<(usize, usize)>> {
+        let base = text.as_ptr() as usize;
+        let mut spans = Vec::new();
+        self.pretokenizer.split(text, |piece| {
+            let start = piece.as_ptr() as usize - base;
+            spans.push((start, start + piece.len()));
+        })?;
+        Ok(spans)
+    }
+
     /// Number of tokens of `text` (as `encode(text).len()`, without keeping the ids).
     pub fn count(&self, text: &str, policy: &SpecialPolicy) -> Result<usize> {
         // Splitting and merging dominate; keeping ids in a reused buffer costs little, so count = encode's length.

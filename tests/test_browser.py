@@ -139,3 +139,49 @@ def test_token_spans_in_the_browser(browser, page, tmp_path):
     pixels = (image[:, :, :3] * 255).round().reshape(-1, 3).tolist()
     first_colour = tuple(int(viewer._HTML_BACKGROUNDS[0][i : i + 2], 16) for i in (1, 3, 5))
     assert sum(1 for p in pixels if tuple(p) == first_colour) > 200
+
+
+def test_a_large_text_is_capped_and_the_page_stays_in_the_viewport(browser, tmp_path):
+    """1.4 MB of text made a 29 MB page that took a minute to draw, and a long frequent token pushed the table of
+    most frequent tokens out of the window. The page now draws the first MAX_PAGE_TOKENS tokens and says so, with
+    the whole text's numbers, and its columns fit a narrow window."""
+    import random
+    import time
+
+    from selenium.webdriver.common.by import By
+
+    rng = random.Random(25)
+    long_word = "pneumonoultramicroscopicsilicovolcanoconiosis" * 2  # 90 letters, frequent: one long token
+    words = [long_word] + ["".join(rng.choice("etaoinshrdlu") for _ in range(rng.randint(2, 8))) for _ in range(400)]
+    text = " ".join(long_word if rng.random() < 0.2 else rng.choice(words) for _ in range(62_000))
+    assert len(text) > 1_400_000
+    corpus = tmp_path / "big.txt"
+    corpus.write_text(text, encoding="utf-8")
+    tok = bytepair.train([text[:300_000]], vocab_size=700)
+    assert tok.token_to_id("Ġ" + long_word) is not None
+    tok.save(tmp_path / "tok.json")
+    out = tmp_path / "big.html"
+    assert cli.main(["viz", str(tmp_path / "tok.json"), str(corpus), "--html", str(out), "--max-chars", "2000000"]) == 0
+    assert out.stat().st_size < 4_000_000  # was 29 MB for 1 MB of text
+    total = len(tok.encode(text))
+    browser.set_window_size(700, 900)
+    try:
+        start = time.perf_counter()
+        browser.get(out.as_uri())
+        seconds = time.perf_counter() - start
+        drawn = len(browser.find_elements(By.CSS_SELECTOR, "#text .t"))
+        assert drawn == viewer.MAX_PAGE_TOKENS  # (every token of this text is a segment of its own)
+        notice = browser.find_element(By.ID, "truncated").text
+        assert f"the first {drawn:,} of {total:,} tokens" in notice and notice.strip()
+        assert browser.find_element(By.ID, "n-tokens").text == str(total)  # the numbers are the whole text's
+        width = browser.execute_script("return window.innerWidth")
+        overflow = browser.execute_script("return document.documentElement.scrollWidth")
+        right = browser.execute_script(
+            "return Math.max(...Array.from(document.querySelectorAll('aside td, #text, .notice'))"
+            ".map(e => e.getBoundingClientRect().right))"
+        )
+        assert overflow <= width and right <= width, (overflow, right, width)
+        assert any(long_word in cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "aside code"))
+        print(f"a {out.stat().st_size / 1e6:.1f} MB page of {drawn} tokens loaded in {seconds:.1f} s")
+    finally:
+        browser.set_window_size(1200, 900)

@@ -249,7 +249,7 @@ def test_train_from_stdin_gz_glob_and_jsonl(corpus, tmp_path):
     result = run("train", tmp_path / "c.jsonl", "--jsonl-field", "text", "--vocab-size", "350", "-o", tmp_path / "j")
     assert result.code == 0, result.err
     assert bytepair.Tokenizer.load(tmp_path / "j" / files.OUR_FILE) == bytepair.train(lines, 350)
-    assert f"{len(lines)} document(s)" in result.text
+    assert f"{len(lines):,} documents ->" in result.text
 
 
 def test_train_progress_bar_and_quiet(corpus, tmp_path):

@@ -135,8 +135,8 @@ def test_bad_corpus_items(item):
 
 
 def test_a_dataset_row_instead_of_its_column_says_what_to_pass():
-    with pytest.raises(TypeError, match=r"pass dataset\['text'\]"):
-        bytepair.train([{"text": "hello", "id": 1}], 300)  # type: ignore[list-item]  # the mistake tested
+    with pytest.raises(TypeError, match=r"pass field='text'"):
+        bytepair.train([{"text": "hello", "id": 1}], 300)
 
 
 def test_bytes_corpus():

@@ -114,3 +114,20 @@ def test_char_mode_with_unk_on_unseen_scripts(shared_data):
     kept = "".join(t for t in tokens if t != "[UNK]")
     assert all(not ("\u0400" <= c <= "\u04ff") for c in kept)
     assert len(kept) + tokens.count("[UNK]") == len(text)
+
+
+def test_hf_tie_break_counts_special_token_text_as_hf_does(shared_data):
+    """TinyStories separates its stories with <|endoftext|>: HF's trainer counts that text as ordinary text even
+    with the token registered, and tie_break="hf" does the same (the other rules cut it out)."""
+    text = (shared_data / "testvectors/cs336_bpe/tinystories_sample.txt").read_text(encoding="utf-8")
+    corpus = text.splitlines(keepends=True) * 3
+    assert sum("<|endoftext|>" in line for line in corpus) > 5
+    want_merges, want_vocab = hf_train(corpus, 600, special_tokens=["<|endoftext|>"])
+    tok = bytepair.train(corpus, 600, tie_break="hf", special_tokens=["<|endoftext|>"])
+    assert tok.merges == want_merges
+    assert tok.vocab == want_vocab
+    assert ("<", "|") in tok.merges or ("Ġ<", "|") in tok.merges or any("endoftext" in a + b for a, b in tok.merges)
+    # Encoding still matches the special token where it is allowed.
+    assert tok.encode("a<|endoftext|>", allowed_special="all")[-1] == 0
+    first = bytepair.train(corpus, 600, tie_break="first_seen", special_tokens=["<|endoftext|>"])
+    assert not any("endoftext" in a + b for a, b in first.merges)

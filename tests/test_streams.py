@@ -192,8 +192,9 @@ def test_load_tokenizer_everywhere(tmp_path, shared_data):
     tok.save_tiktoken(tmp_path / "mine.tiktoken")
     with pytest.raises(ValueError, match="does not say which pattern"):
         files.load_tokenizer(tmp_path / "mine.tiktoken")
-    with pytest.raises(ValueError, match="unknown tokenizer 'cl100k'"):
-        files.load_tokenizer("cl100k")
+    with pytest.raises(ValueError, match="unknown tokenizer 'cl100kbase' \\(did you mean 'cl100k_base'\\?\\)"):
+        files.load_tokenizer("cl100kbase")
+    assert files.load_tokenizer("cl100k", data=shared_data) == cl100k  # the short name
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="holds no tokenizer"):
         files.load_tokenizer(tmp_path / "empty")

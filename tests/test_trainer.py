@@ -146,8 +146,9 @@ def test_hf_datasets_columns_and_batches():
     want = bytepair.train(texts, 300)
     assert bytepair.train(ds["text"], 300) == want
     assert bytepair.train((batch["text"] for batch in ds.iter(batch_size=7)), 300) == want
-    with pytest.raises(TypeError, match=r"pass dataset\['text'\]"):
-        bytepair.train(ds, 300)
+    assert bytepair.train(ds, 300) == want  # its only text column
+    with pytest.raises(TypeError, match=r"pass field='text'"):
+        bytepair.train(iter(ds), 300)  # rows (dicts) one by one, without saying which field
 
 
 def test_gz_plain_and_texts_agree(tmp_path):

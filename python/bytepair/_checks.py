@@ -10,6 +10,7 @@ pass instead. (A private module with public names: the seam between the modules 
 
 from __future__ import annotations
 
+import difflib
 import operator
 from collections.abc import Iterable
 from typing import cast
@@ -28,7 +29,13 @@ def check_str(text: object, name: str) -> None:
 
 
 def check_texts(texts: Iterable[object]) -> list[str]:
-    """`texts` as a list, checked to hold only str; TypeError naming the first that is not."""
+    """`texts` as a list, checked to hold only str; TypeError naming the first that is not. An Arrow-backed column
+    (a HF `datasets` column, a pyarrow array) is read a batch at a time (see `bytepair.arrow`), not row by row."""
+    from .arrow import texts as arrow_texts
+
+    from_arrow = arrow_texts(texts)
+    if from_arrow is not None:
+        return from_arrow
     items = list(texts)
     for i, text in enumerate(items):
         if not isinstance(text, str):
@@ -139,3 +146,25 @@ def check_ids(ids: Iterable[object]) -> list[int]:
             raise ValueError(f"id {i} (at position {position}) is not in the vocabulary")
         out.append(i)
     return out
+
+
+def nearest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to a misspelt `word` (by `difflib`'s similarity, case ignored), or None if none is close.
+
+    >>> nearest("cl100kbase", ["gpt2", "cl100k_base", "o200k_base"]), nearest("xyz", ["gpt2"])
+    ('cl100k_base', None)
+    """
+    options = list(choices)
+    by_lower = {c.lower(): c for c in options}
+    found = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[found[0]] if found else None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean X?)' for the choice nearest to `word`, or '' when none is near: the end of an error message.
+
+    >>> "unknown command 'trian'" + did_you_mean("trian", ["train", "encode"])
+    "unknown command 'trian' (did you mean 'train'?)"
+    """
+    found = nearest(word, choices)
+    return f" (did you mean {found!r}?)" if found else ""

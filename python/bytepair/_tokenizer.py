@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import tiktoken
 
+    from .compat.tiktoken import Encoding as TiktokenEncoding
     from .corpus import Corpus
     from .training import TieBreak, Veto
 
@@ -165,6 +166,67 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
             raise ValueError(f"width must be 2 or 4 (bytes per id), not {width!r}")
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         return self._core.encode_packed(items, allowed, disallowed, thread_request(threads), width)
+
+    def encode_batch_padded(
+        self,
+        texts: Iterable[str],
+        pad_id: int,
+        *,
+        max_length: int | None = None,
+        truncate: bool = False,
+        side: Literal["right", "left"] = "right",
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        threads: int | None = None,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """The texts encoded in parallel (as `encode_batch`) into one 2-D uint32 array, a row per text, padded with
+        `pad_id` to the longest row (or to `max_length`), and each row's number of ids (its attention-mask length):
+        what a model is fed. `side="left"` pads before the ids (for generation). A text with more than
+        `max_length` ids is a ValueError unless `truncate=True`, which keeps its first `max_length` ids.
+
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=263, special_tokens=["<pad>"])
+        >>> ids, lengths = tok.encode_batch_padded(["low", "lower lowest"], pad_id=tok.token_to_id("<pad>"))
+        >>> ids.tolist(), lengths.tolist()
+        ([[258, 0, 0, 0, 0], [258, 69, 82, 262, 84]], [1, 5])
+        >>> tok.encode_batch_padded(["low", "lower lowest"], 0, max_length=2, truncate=True, side="left")[0].tolist()
+        [[0, 258], [258, 69]]
+        """
+        import numpy as np
+
+        pad = as_id(pad_id)
+        if not 0 <= pad < self._size:
+            raise ValueError(f"pad_id {pad} is not in the vocabulary: ids are 0 to {self._size - 1}")
+        if max_length is not None and (
+            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 0
+        ):
+            raise ValueError(f"max_length must be None or an int >= 0, got {max_length!r}")
+        if side not in ("right", "left"):
+            raise ValueError(f'side must be "right" or "left", not {side!r}')
+        if not isinstance(truncate, bool):
+            raise TypeError(f"truncate must be True or False, not {truncate!r}")
+        packed, counts = self.encode_batch_packed(
+            texts, allowed_special=allowed_special, disallowed_special=disallowed_special, threads=threads
+        )
+        flat = np.frombuffer(packed, dtype="<u4")
+        lengths = np.asarray(counts, dtype=np.int64)
+        longest = int(lengths.max()) if len(lengths) else 0
+        width = longest if max_length is None else max_length
+        if longest > width:
+            if not truncate:
+                row = int(np.argmax(lengths > width))
+                raise ValueError(
+                    f"text {row} has {int(lengths[row])} ids, more than max_length={width}: pass truncate=True to "
+                    f"keep the first {width} ids of such texts, or a larger max_length"
+                )
+            # Each id's place within its text; the ones past `width` are dropped.
+            starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            flat = flat[np.arange(len(flat)) - starts < width]
+            lengths = np.minimum(lengths, width)
+        out = np.full((len(lengths), width), pad, dtype=np.uint32)
+        columns = np.arange(width)
+        filled = columns < lengths[:, None] if side == "right" else columns >= width - lengths[:, None]
+        out[filled] = flat  # row by row, in order: each row's ids fill its cells left to right
+        return out, lengths
 
     def encode_bytes(
         self,
@@ -396,6 +458,22 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         from .formats import tiktoken
 
         return tiktoken.to_encoding(self, name)
+
+    def as_tiktoken(self, name: str = "bytepair") -> TiktokenEncoding:
+        """This tokenizer behind tiktoken's `Encoding` interface — `encode`, `encode_ordinary`, `encode_batch`,
+        `decode`, `decode_single_token_bytes`, `n_vocab`, `eot_token`, ... with tiktoken's arguments, results and
+        exceptions — encoding with bytepair's core: a drop-in for code written for tiktoken (see
+        `bytepair.compat.tiktoken`). Byte-level tokenizers only. `to_tiktoken` instead makes a real
+        `tiktoken.Encoding`, which encodes with tiktoken.
+
+        >>> tok = train(["hello world"] * 5, vocab_size=260, special_tokens=["<|endoftext|>"])
+        >>> enc = tok.as_tiktoken("mine")
+        >>> enc.encode("hello world") == tok.encode("hello world"), enc.n_vocab, enc.eot_token
+        (True, 260, 0)
+        """
+        from .compat.tiktoken import Encoding
+
+        return Encoding(self, name)
 
     @classmethod
     def from_hf(cls, tokenizer_json: PathLike) -> Tokenizer:
@@ -655,11 +733,85 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
         native.save(self, path)
 
     @classmethod
-    def load(cls, path: PathLike) -> Tokenizer:
-        """Reads a tokenizer written by `save`."""
-        from .formats import native
+    def load(
+        cls, path: PathLike, *, pattern: str | None = None, special_tokens: Mapping[str, int] | None = None
+    ) -> Tokenizer:
+        """Reads a tokenizer from what you have: a file written by `save` (bytepair's JSON), a folder written by
+        `bytepair train -o` or `save_pretrained` (or by transformers, for a BPE tokenizer), a HF `tokenizer.json`,
+        or a tiktoken rank file — named after its encoding (`cl100k_base.tiktoken`), or with the `pattern` it was
+        made with (and its `special_tokens`, text -> id). What it cannot read is a ValueError saying what it found
+        (a compressed file, a vocab.json without its merges.txt, ...). See `bytepair.load_tokenizer`, which takes
+        encoding names too.
 
-        return native.load(path)
+        >>> import os, tempfile
+        >>> tok = train(["low lower lowest"] * 5, vocab_size=259)
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = tok.save_pretrained(folder)
+        >>> Tokenizer.load(folder) == Tokenizer.load(os.path.join(folder, "bytepair.json")) == tok
+        True
+        >>> Tokenizer.load(os.path.join(folder, "tokenizer.tiktoken"), pattern="gpt2").encode("lowest") == tok.encode("lowest")
+        True
+        """
+        from .formats import load_tokenizer
+
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"no such tokenizer file or folder: {os.fspath(path)!r}"
+                + (" (for an encoding name, use bytepair.get_encoding)" if os.sep not in os.fspath(path) else "")
+            )
+        return load_tokenizer(path, pattern=pattern, special_tokens=special_tokens)
+
+    def save_pretrained(
+        self,
+        folder: PathLike,
+        *,
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        unk_token: str | None = None,
+        pad_token: str | None = None,
+        default_roles: bool = True,
+        model_max_length: int | None = None,
+    ) -> list[str]:
+        """Writes the tokenizer into `folder` (made if missing) so that `transformers.AutoTokenizer.from_pretrained
+        (folder)` loads it with this tokenizer's ids: tokenizer.json, and tokenizer_config.json and
+        special_tokens_map.json with the special tokens' roles — the ones given, and by default a special token of
+        a well-known name for the others (<|endoftext|> or </s> as eos, <s> as bos, <pad> as pad) and the
+        unk_token; `default_roles=False` gives only those passed. The folder also gets bytepair.json (read back by
+        `from_pretrained` exactly) and, for byte-level tokenizers, tokenizer.tiktoken: the set `bytepair train -o`
+        writes, switched as one. Returns the paths written. ValueError for a role token that is not a special token,
+        or a tokenizer that HF's tokenizer.json cannot hold (byte-level with word markers).
+
+        >>> import tempfile, transformers
+        >>> tok = train(["hello world"] * 10, vocab_size=266, special_tokens=["<|endoftext|>", "<pad>"])
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = tok.save_pretrained(folder)
+        >>> hf = transformers.AutoTokenizer.from_pretrained(folder)
+        >>> hf.eos_token, hf.pad_token_id, hf("hello world")["input_ids"] == tok.encode("hello world")
+        ('<|endoftext|>', 1, True)
+        """
+        from .compat.transformers import save_pretrained
+
+        written = save_pretrained(
+            self,
+            folder,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            unk_token=unk_token,
+            pad_token=pad_token,
+            default_roles=default_roles,
+            model_max_length=model_max_length,
+        )
+        return [os.fspath(p) for p in written]
+
+    @classmethod
+    def from_pretrained(cls, folder: PathLike) -> Tokenizer:
+        """The tokenizer of a folder written by `save_pretrained` or `bytepair train -o`, or by transformers'
+        `save_pretrained` for a BPE tokenizer (its tokenizer.json, or vocab.json + merges.txt), with the same ids.
+        Never downloads: for a tokenizer on the Hugging Face Hub, fetch the folder first. The roles its
+        tokenizer_config.json gives are read by `bytepair.compat.transformers.read_roles(folder)`."""
+        from .compat.transformers import from_pretrained
+
+        return from_pretrained(folder)
 
     def __getstate__(self) -> str:
         return self._core.to_native()

@@ -63,8 +63,9 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
-#: A path (file or glob), or an iterable of texts, batches of texts, FASTA records and Path objects.
-Corpus = PathLike | Iterable[str | os.PathLike[str] | FastaRecord | Sequence[str]]
+#: A path (file or glob), or an iterable of texts, batches of texts, FASTA records and Path objects (or of
+#: mappings, whose text a `field` names); Arrow-backed columns and datasets are iterables too (see `bytepair.arrow`).
+Corpus = PathLike | Iterable[str | os.PathLike[str] | FastaRecord | Sequence[str] | Mapping[str, object]]
 
 # Texts are handed to the core in batches of about this many characters (one GIL release per batch).
 BATCH_CHARS = 8 << 20
@@ -132,8 +133,11 @@ def corpus_files(corpus: object) -> list[str] | None:
     return None
 
 
-def corpus_items(corpus: object) -> Iterator[tuple[Literal["file", "texts"], str | list[str]]]:
-    """Yields ("file", path) and ("texts", [str, ...]) batches of a corpus that is not only files."""
+def corpus_items(
+    corpus: object, field: str | None = None
+) -> Iterator[tuple[Literal["file", "texts"], str | list[str]]]:
+    """Yields ("file", path) and ("texts", [str, ...]) batches of a corpus that is not only files; with `field`, a
+    mapping item (a dict, a dataset row) gives its `field`."""
     if isinstance(corpus, (bytes, bytearray)):
         raise TypeError("corpus must be text (str), a path, or an iterable of those, not bytes; decode it first")
     if not isinstance(corpus, Iterable):
@@ -141,6 +145,12 @@ def corpus_items(corpus: object) -> Iterator[tuple[Literal["file", "texts"], str
     batch: list[str] = []
     size = 0
     for index, item in enumerate(corpus):
+        if field is not None and isinstance(item, Mapping):
+            if field not in item:
+                raise ValueError(f"corpus item {index} has no field {field!r} (its keys: {list(item)[:8]!r})")
+            item = item[field]
+            if not isinstance(item, str):
+                raise TypeError(f"the field {field!r} of corpus item {index} is a {type(item).__name__}, not a str")
         if isinstance(item, str):
             batch.append(item)
             size += len(item)
@@ -158,7 +168,7 @@ def corpus_items(corpus: object) -> Iterator[tuple[Literal["file", "texts"], str
             continue
         elif isinstance(item, Mapping):
             keys = [k for k, v in item.items() if isinstance(v, str)]
-            hint = f" (its text field? pass dataset[{keys[0]!r}])" if keys else ""
+            hint = f" (its text field? pass field={keys[0]!r})" if keys else ""
             raise TypeError(
                 f"corpus item {index} is a {type(item).__name__} with keys {list(item)[:5]!r}, not a "
                 f"str: pass the column of texts{hint}"
@@ -200,8 +210,9 @@ class CountingReader(io.RawIOBase):
 
 
 def open_text(path: str, errors: str = "strict") -> tuple[IO[str], CountingReader]:
-    """A text stream of a file (`-`: standard input; `.gz`, `.zst`, `.xz`, `.bz2`: decompressed; a URL), UTF-8,
-    line breaks kept as they are, and the counter of raw bytes read."""
+    """A text stream of a file (`-`: standard input; a URL; gzip, zstd, xz and bzip2, told by their first bytes,
+    decompressed), UTF-8, line breaks kept as they are, and the counter of raw bytes read. ValueError for other
+    compressed formats."""
     counter, stream = open_counted(path)
     # newline="\n": lines end at "\n" only, and nothing is translated ("\r\n" stays as it is).
     return io.TextIOWrapper(stream, encoding="utf-8", errors=errors, newline="\n"), counter
@@ -214,10 +225,13 @@ def open_counted(path: str) -> tuple[CountingReader, BinaryIO]:
     else:
         raw = compressed.open_raw(path)
     counter = CountingReader(raw)
-    buffered = io.BufferedReader(counter, 1 << 16)
-    if path != "-" and compressed.compression_of(path):
-        return counter, compressed.open_input(path, buffered)
-    return counter, buffered
+    # What the file is comes from its first bytes, not its name: gzip is read whatever the file is called, and a
+    # format not read is refused rather than decoded as text.
+    try:
+        return counter, compressed.open_input(path, io.BufferedReader(counter, 1 << 16))
+    except BaseException:
+        counter.close()
+        raise
 
 
 # Patterns whose pieces never run across a line break that follows a letter or digit (see `can_cut`).
@@ -812,13 +826,13 @@ def part_texts(
 
 def read_natively(path: str) -> bool:
     """Whether the core reads `path` itself as a text file, line by line (`WordCounts.add_file`): a local text
-    file, plain or gzip. Other files — records, zstd/xz/bz2, URLs — go through `file_texts`."""
-    return (
-        input_kind(path) == "text"
-        and compressed.compression_of(path) in (None, "gzip")
-        and not compressed.is_url(path)
-        and not path.lower().endswith(".zstd")
-    )
+    file, plain or gzip named `.gz` (the core goes by the name). Other files — records, zstd/xz/bzip2, gzip by
+    another name, URLs — go through `file_texts`, which tells compression by the first bytes (and refuses the
+    formats it does not read)."""
+    if input_kind(path) != "text" or compressed.is_url(path):
+        return False
+    by_name, by_bytes = compressed.compression_of(path), compressed.file_compression(path)
+    return by_bytes == by_name and by_bytes in (None, "gzip") and not path.lower().endswith(".zstd")
 
 
 def file_texts(

@@ -18,18 +18,36 @@ genome, so memory stays a few bytes per base.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .corpus import expand_path
-from .formats.fasta import Ambiguous, FastaRecord, check_options, iter_fasta, looks_like_a_path, read_fasta
+from .formats.fasta import (
+    NUCLEOTIDES,
+    Ambiguous,
+    FastaRecord,
+    check_options,
+    iter_fasta,
+    looks_like_a_path,
+    read_fasta,
+)
 from .training import TrainSettings, new_counts, train_counts
 
 if TYPE_CHECKING:
     from ._tokenizer import Tokenizer
 
-__all__ = ["DnaStats", "FastaRecord", "dna_stats", "iter_fasta", "read_fasta", "reverse_complement", "train_dna"]
+__all__ = [
+    "DnaStats",
+    "FastaRecord",
+    "dna_stats",
+    "is_dna_tokenizer",
+    "iter_fasta",
+    "read_fasta",
+    "reverse_complement",
+    "train_dna",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -212,6 +230,26 @@ def train_dna(
         raise
 
 
+def is_dna_tokenizer(tokenizer: Tokenizer) -> bool:
+    """Whether `tokenizer` is a nucleotide tokenizer, as `train_dna` makes: character-level, no pre-tokenization,
+    every base symbol a nucleotide code (A, C, G, T, U, N, the IUPAC letters; either case).
+
+    >>> is_dna_tokenizer(train_dna(["ACGTACGTTTACGTAC"] * 4, vocab_size=10))
+    True
+    >>> import bytepair
+    >>> is_dna_tokenizer(bytepair.train(["ACGT ACGT"] * 4, vocab_size=258))
+    False
+    """
+    settings = tokenizer.settings
+    if settings["mode"] != "char" or settings["pattern"] is not None:
+        return False
+    specials, base = tokenizer.core.layout()
+    names = set(tokenizer.special_tokens) | {settings["unk_token"]}
+    found = (tokenizer.id_to_token(i) for i in range(specials, specials + base))
+    symbols = [s for s in found if s is not None and s not in names]
+    return bool(symbols) and all(len(s) == 1 and s.upper() in NUCLEOTIDES for s in symbols)
+
+
 @dataclass
 class DnaStats:
     """How a tokenizer cuts sequences (see `dna_stats`)."""
@@ -258,12 +296,25 @@ def dna_stats(
     token-length histograms (of the encoding and of the vocabulary). `bytepair.viz.token_length_histogram`
     draws them.
 
+    A tokenizer that is not a nucleotide tokenizer (`is_dna_tokenizer`: GPT-2's, say) is measured all the same,
+    with a RuntimeWarning: its bases per token are rarely what was meant.
+
     >>> tok = train_dna(["ACGTACGTTTACGTAC" * 4], vocab_size=10)
     >>> s = dna_stats(tok, ["ACGTACGT", "acgt"])
     >>> s.bases, s.tokens, s.bases_per_token
     (12, 2, 6.0)
     """
     import numpy as np
+
+    if not is_dna_tokenizer(tokenizer):
+        settings = tokenizer.settings
+        warnings.warn(
+            f"this is not a DNA tokenizer ({settings['mode']}-level, pattern {settings['pattern']!r}, "
+            f"{tokenizer.vocab_size:,} tokens): it is measured all the same, but its bases per token say little "
+            f"about DNA. Train one on the sequences with bytepair.train_dna (bytepair train --fasta)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
     strings = [tokenizer.id_to_token(i) or "" for i in range(tokenizer.vocab_size)]
     unk_token = tokenizer.settings["unk_token"]

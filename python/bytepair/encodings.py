@@ -11,10 +11,11 @@ import hashlib
 import os
 import tempfile
 
+from ._checks import did_you_mean
 from ._tokenizer import Tokenizer
 from .formats import gpt2, tiktoken
 
-__all__ = ["ENCODINGS", "get_encoding"]
+__all__ = ["ENCODINGS", "SHORT_NAMES", "get_encoding", "resolve_encoding_name"]
 
 PathLike = str | os.PathLike[str]
 
@@ -36,6 +37,32 @@ ENCODINGS: dict[str, tuple[tuple[str, ...], str, dict[str, int]]] = {
     ),
     "o200k_base": (("o200k_base.tiktoken",), "o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
 }
+
+#: Short names accepted for the encodings (the command line's `-t cl100k`), each standing for its full name.
+SHORT_NAMES = {"r50k": "r50k_base", "p50k": "p50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+
+
+def resolve_encoding_name(name: str) -> str:
+    """The encoding `name` stands for: itself, or the full name of a short one (`SHORT_NAMES`). ValueError for
+    another name, listing the names and suggesting the nearest.
+
+    >>> resolve_encoding_name("cl100k"), resolve_encoding_name("gpt2")
+    ('cl100k_base', 'gpt2')
+    >>> resolve_encoding_name("cl100kbase")
+    Traceback (most recent call last):
+    ValueError: unknown encoding 'cl100kbase' (did you mean 'cl100k_base'?): the encodings are gpt2, r50k_base, p50k_base, cl100k_base, o200k_base (or r50k, p50k, cl100k, o200k for short)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"an encoding name is a str, not {type(name).__name__}")
+    if name in ENCODINGS:
+        return name
+    if name in SHORT_NAMES:
+        return SHORT_NAMES[name]
+    raise ValueError(
+        f"unknown encoding {name!r}{did_you_mean(name, list(ENCODINGS) + list(SHORT_NAMES))}: the encodings are "
+        f"{', '.join(ENCODINGS)} (or {', '.join(SHORT_NAMES)} for short)"
+    )
+
 
 _TIKTOKEN_URLS = {
     "r50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
@@ -106,12 +133,11 @@ def _find_encoding_file(name: str, path: PathLike | None) -> str:
 
 
 def get_encoding(name: str, path: PathLike | None = None) -> Tokenizer:
-    """tiktoken's encodings by name — "gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base" — with
-    their exact patterns and special tokens; ids equal tiktoken's. The files are found in `path`,
+    """tiktoken's encodings by name — "gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base" (or "r50k",
+    "p50k", "cl100k", "o200k") — with their exact patterns and special tokens; ids equal tiktoken's. The files are found in `path`,
     $BYTEPAIR_DATA, or tiktoken's cache directory (never downloaded), and checked against the SHA-256 that
     tiktoken pins for them (ValueError if they differ)."""
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}: use one of {', '.join(map(repr, ENCODINGS))}")
+    name = resolve_encoding_name(name)
     files, pattern, specials = ENCODINGS[name]
     found = [_find_encoding_file(f, path) for f in files]
     for file, place in zip(files, found):

@@ -769,8 +769,9 @@ def extend_from_counts(
 
 def extend(tok: ReferenceTokenizer, corpus: Iterable[str], vocab_size: int | list[int], **options: Any) -> Any:
     """Counts the words of `corpus` as `tok` pre-tokenizes them, and extends `tok` on them (see
-    `extend_from_counts`)."""
-    freqs = word_frequencies(corpus, tok.pattern, tok.special_tokens, tok.lowercase)
+    `extend_from_counts`); with tie_break="hf", special-token text counts as ordinary text (see `train`)."""
+    cut_out = [] if options.get("tie_break") == "hf" else tok.special_tokens
+    freqs = word_frequencies(corpus, tok.pattern, cut_out, tok.lowercase)
     # The counts are lowercased already: extend_from_counts must not do it twice.
     extended = extend_from_counts(replace(tok, lowercase=False), freqs, vocab_size, **options)
     for t in extended if isinstance(extended, list) else [extended]:
@@ -788,7 +789,9 @@ def train(
     superwords_after: int | None = None,
     **options: Any,
 ) -> Any:
-    """Counts the words of `corpus` (an iterable of texts) and learns merges from them.
+    """Counts the words of `corpus` (an iterable of texts) and learns merges from them. Special tokens found in the
+    text are cut out before counting — but for tie_break="hf", which counts their text as ordinary text, as HF
+    tokenizers' trainer does.
 
     superwords_after: SuperBPE — train with `pattern` up to this size, then continue on the words of SUPERWORDS
     (the corpus is read twice).
@@ -799,6 +802,7 @@ def train(
     """
     special_tokens = list(special_tokens)
     vocab_size, sizes = _sizes(vocab_size)
+    cut_out = [] if options.get("tie_break") == "hf" else special_tokens
     if superwords_after is not None:
         corpus = list(corpus)
         first = train(
@@ -809,13 +813,13 @@ def train(
             for k, v in options.items()
             if k in ("min_frequency", "max_token_length", "tie_break", "veto", "forbid_across")
         }
-        freqs = word_frequencies(corpus, SUPERWORDS, special_tokens, lowercase)
+        freqs = word_frequencies(corpus, SUPERWORDS, cut_out, lowercase)
         second = extend_from_counts(replace(first, lowercase=False), freqs, vocab_size, pattern=SUPERWORDS, **control)
         second.lowercase = lowercase
         if sizes is None:
             return second
         return [(first if n <= len(first.vocab) else second).truncate(min(n, len(second.vocab))) for n in sizes]
-    freqs = word_frequencies(corpus, pattern, special_tokens, lowercase)
+    freqs = word_frequencies(corpus, pattern, cut_out, lowercase)
     # Lowercasing is already done; train_from_counts must not do it twice.
     tok = train_from_counts(freqs, vocab_size, pattern=pattern, special_tokens=special_tokens, **options)
     tok.lowercase = lowercase

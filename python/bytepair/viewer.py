@@ -24,7 +24,7 @@ from typing import Literal
 from ._tokenizer import Tokenizer
 from .describe import escape, show_token
 
-__all__ = ["Segment", "Stats", "html_page", "segments", "stats", "terminal"]
+__all__ = ["MAX_PAGE_TOKENS", "Segment", "Stats", "html_page", "segments", "stats", "terminal"]
 
 # Background colours that black text reads well on; neighbouring tokens always differ.
 _ANSI_BACKGROUNDS = [153, 229, 157, 218, 223, 189, 195, 230]
@@ -237,6 +237,11 @@ def _visible(text: str) -> str:
     return "".join(out)
 
 
+#: Tokens an HTML page draws at most (`html_page`'s default): a page of 300 000 tokens (1 MB of text) was 29 MB
+#: of HTML that a browser took a minute to draw; 20 000 tokens load in about a second.
+MAX_PAGE_TOKENS = 20_000
+
+
 def html_page(
     tok: Tokenizer,
     text: str,
@@ -244,16 +249,28 @@ def html_page(
     title: str | None = None,
     name: str | None = None,
     allowed_special: Literal["all"] | Collection[str] = "all",
+    max_tokens: int | None = MAX_PAGE_TOKENS,
 ) -> str:
     """A self-contained HTML page (no external files or scripts): the text with token boundaries coloured,
     each token's id, bytes and text shown on hover (and every other occurrence of it highlighted), a switch
     that writes the ids into the text, and statistics (tokens, bytes per token, characters per token, the most
-    frequent tokens)."""
+    frequent tokens). The page draws the text's first `max_tokens` tokens (None: all) and says so when it stops
+    short; the statistics are the whole text's.
+
+    >>> import bytepair
+    >>> tok = bytepair.train(["the cat sat on the mat"] * 10, vocab_size=262)
+    >>> page = html_page(tok, "the cat sat " * 10, max_tokens=5)
+    >>> page.count('class="t '), "the first 5 of 50 tokens" in page
+    (5, True)
+    """
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise ValueError(f"max_tokens must be None (all) or an int >= 1, got {max_tokens!r}")
     segs = segments(tok, text, allowed_special=allowed_special)
     st = stats(text, segs)
     counts = Counter(i for s in segs for i in s.ids)
+    shown, notice = _first_tokens(segs, max_tokens, st)
     spans: list[str] = []
-    for n, seg in enumerate(segs):
+    for n, seg in enumerate(shown):
         body = _html_text(seg.text)
         if not seg.ids:
             spans.append(f'<span class="gap" title="dropped by the pre-tokenizer">{body}</span>')
@@ -283,6 +300,7 @@ def html_page(
         title=html.escape(heading),
         description=description,
         colours=colours,
+        notice=notice,
         text="".join(spans),
         tokens=st.tokens,
         distinct=st.distinct,
@@ -293,6 +311,27 @@ def html_page(
         top=top,
         data=html.escape(json.dumps({"tokens": st.tokens, "bytes": st.bytes, "characters": st.characters})),
     )
+
+
+def _first_tokens(segs: list[Segment], max_tokens: int | None, st: Stats) -> tuple[list[Segment], str]:
+    """The segments holding the first `max_tokens` tokens, and the page's notice when that is not all of them."""
+    if max_tokens is None or st.tokens <= max_tokens:
+        return segs, ""
+    shown: list[Segment] = []
+    tokens = characters = 0
+    for seg in segs:
+        if tokens + len(seg.ids) > max_tokens:
+            break
+        shown.append(seg)
+        tokens += len(seg.ids)
+        characters += len(seg.text)
+    notice = (
+        f'<p class="notice" id="truncated">This page shows the first {tokens:,} of {st.tokens:,} tokens (the first '
+        f"{characters:,} of {st.characters:,} characters): a page holding them all would take a browser minutes to "
+        f"draw. The numbers above and the most frequent tokens are the whole text's. To see more, pass "
+        f"<code>--max-tokens</code> to <code>bytepair viz</code>, or view a part of the text.</p>"
+    )
+    return shown, notice
 
 
 def _html_text(text: str) -> str:
@@ -329,9 +368,10 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }}
 .stats div {{ display: flex; gap: 6px; }} .stats dt {{ color: #666; }} .stats dd {{ margin: 0; font-weight: 600; }}
 #info {{ font-family: ui-monospace, monospace; font-size: 13px; min-height: 1.5em; margin-top: 6px; color: #333; }}
 label {{ font-size: 13px; color: #444; }}
-main {{ display: flex; gap: 24px; padding: 16px 20px; align-items: flex-start; }}
-#text {{ flex: 1; font: 15px/1.9 ui-monospace, monospace; white-space: pre-wrap; overflow-wrap: anywhere;
-        background: #fff; border: 1px solid #ddd; padding: 12px; margin: 0; }}
+main {{ display: flex; flex-wrap: wrap; gap: 24px; padding: 16px 20px; align-items: flex-start; }}
+#text {{ flex: 1 1 420px; min-width: 0; font: 15px/1.9 ui-monospace, monospace; white-space: pre-wrap;
+        overflow-wrap: anywhere; background: #fff; border: 1px solid #ddd; padding: 12px; margin: 0; }}
+.notice {{ margin: 12px 20px 0; padding: 8px 12px; background: #fff8e1; border: 1px solid #f0d98c; font-size: 13px; }}
 .t {{ border-radius: 3px; }}
 {colours}
 .t.special {{ background: #5b2a86; color: #fff; }}
@@ -342,10 +382,11 @@ main {{ display: flex; gap: 24px; padding: 16px 20px; align-items: flex-start; }
 .mark {{ color: #888; user-select: none; }}
 body.show-ids .t::after {{ content: attr(data-ids); font-size: 10px; vertical-align: sub; color: #555;
                           margin-left: 1px; user-select: none; }}
-aside {{ width: 280px; font-size: 13px; }}
-aside table {{ border-collapse: collapse; width: 100%; }}
-aside td {{ border-bottom: 1px solid #eee; padding: 2px 4px; }}
-aside code {{ white-space: pre; }}
+aside {{ flex: 0 1 280px; min-width: 0; max-width: 100%; font-size: 13px; }}
+aside table {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
+aside td {{ border-bottom: 1px solid #eee; padding: 2px 4px; vertical-align: top; }}
+aside td:first-child, aside td:last-child {{ width: 4.5em; }}
+aside code {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
 </style>
 </head>
 <body>
@@ -363,6 +404,7 @@ aside code {{ white-space: pre; }}
 <label><input type="checkbox" id="show-ids"> show ids</label>
 <div id="info">Point at a token to see its id and bytes.</div>
 </header>
+{notice}
 <main>
 <pre id="text">{text}</pre>
 <aside><b>Most frequent tokens</b>

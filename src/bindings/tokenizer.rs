@@ -223,6 +223,16 @@ impl CoreTokenizer {
         py.detach(|| guarded(|| self.inner.encode_bytes(&data, &policy)))
     }
 
+    /// Ids of bytes encoded as one piece, without pre-tokenization (tiktoken's `encode_single_piece`).
+    fn encode_single_piece(&self, py: Python<'_>, piece: Vec<u8>) -> PyResult<Vec<u32>> {
+        py.detach(|| guarded(|| self.inner.encode_single_piece(&piece)))
+    }
+
+    /// (start, end) byte offsets of the pieces the pre-tokenizer cuts `text` into.
+    fn piece_spans(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(usize, usize)>> {
+        py.detach(|| guarded(|| self.inner.piece_spans(text)))
+    }
+
     /// Number of tokens of a text.
     fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
         let policy = self.policy(allowed, disallowed)?;

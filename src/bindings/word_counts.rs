@@ -4,13 +4,13 @@
 use std::sync::Mutex;
 
 use pyo3::exceptions::PyValueError;
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::fasta::sequence_options;
 use super::{check_signals, guarded, lock, lock_attached, to_py};
-use crate::formats::counts_tsv;
-use crate::formats::fasta;
+use crate::formats::{arrow, counts_tsv, fasta};
 use crate::pretokenize::{Pattern, Unmatched};
 use crate::progress::Progress;
 use crate::train::counts::{FirstSeenCounts, Utf8Errors, WordCounter};
@@ -23,6 +23,9 @@ pub struct WordCounts {
     pub(super) counter: Mutex<WordCounter>,
     /// The reading/counting progress display, shared by all the files and texts of one corpus.
     progress: Mutex<Progress<'static>>,
+    /// Bytes of the files counted so far (compressed bytes for `.gz`): where the next file starts on the bar,
+    /// whose total is the files' sizes.
+    files_read: std::sync::atomic::AtomicU64,
 }
 
 impl WordCounts {
@@ -39,19 +42,24 @@ impl WordCounts {
 
 #[pymethods]
 impl WordCounts {
+    /// `count_special_text`: special tokens found in the text are counted as ordinary text (HF's trainer does).
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0, unmatched="keep"))]
+    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0, unmatched="keep", count_special_text=false))]
     fn new(
         pattern: Option<&str>,
         special_tokens: Vec<String>,
         lowercase: bool,
         threads: usize,
         unmatched: &str,
+        count_special_text: bool,
     ) -> PyResult<Self> {
         let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(to_py)?);
-        let counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
+        let mut counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
+        if count_special_text {
+            counter.count_special_text();
+        }
         let progress = Mutex::new(Progress::new(false, None, check_signals));
-        Ok(WordCounts { counter: Mutex::new(counter), progress })
+        Ok(WordCounts { counter: Mutex::new(counter), progress, files_read: Default::default() })
     }
 
     /// Shows reading progress on stderr from now on; `total_bytes` when known.
@@ -92,6 +100,31 @@ impl WordCounts {
         })
     }
 
+    /// Counts the words of rows `first..first + length` of an Arrow string array (each row one text), given its
+    /// value and offset buffers (`width`-byte offsets) as read-only byte buffers: read in place, no string per row.
+    fn add_arrow_strings(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        offsets: &Bound<'_, PyAny>,
+        width: usize,
+        first: usize,
+        length: usize,
+    ) -> PyResult<()> {
+        let values = ByteView::of(values)?;
+        let offsets = ByteView::of(offsets)?;
+        py.detach(|| {
+            guarded(|| {
+                let texts = arrow::strings(values.bytes(), offsets.bytes(), width, first, length)?;
+                let mut counter = self.counter();
+                let mut progress = lock(&self.progress);
+                counter.add_texts(&texts)?;
+                progress.bytes(counter.bytes_seen)?;
+                Ok(())
+            })
+        })
+    }
+
     /// The words counted so far as the counts of unit `unit` of a larger corpus, each with its first position;
     /// the counter is left empty for the next unit.
     fn take_unit(&self, py: Python<'_>, unit: u64) -> PyResult<PartialCounts> {
@@ -115,11 +148,17 @@ impl WordCounts {
         let errors = Utf8Errors::parse(errors).map_err(to_py)?;
         py.detach(|| {
             guarded(|| {
+                use std::sync::atomic::Ordering::Relaxed;
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                let start = counter.bytes_seen;
-                counter.add_file(&path, errors, |done| progress.bytes(start + done))?;
-                Ok(counter.bytes_seen - start)
+                let (text_before, start) = (counter.bytes_seen, self.files_read.load(Relaxed));
+                let mut read = 0;
+                counter.add_file(&path, errors, |position| {
+                    read = position;
+                    progress.bytes(start + position)
+                })?;
+                self.files_read.fetch_add(read, Relaxed);
+                Ok(counter.bytes_seen - text_before)
             })
         })
     }
@@ -342,5 +381,33 @@ fn other_strand(reverse_complement: bool, rna: bool) -> dna::OtherStrand {
         (false, _) => dna::OtherStrand::No,
         (true, false) => dna::OtherStrand::Dna,
         (true, true) => dna::OtherStrand::Rna,
+    }
+}
+
+/// The bytes of a Python buffer (a `memoryview` of an Arrow buffer): borrowed in place when it is read-only and
+/// contiguous, else copied.
+struct ByteView {
+    buffer: PyBuffer<u8>,
+    copy: Option<Vec<u8>>,
+}
+
+impl ByteView {
+    fn of(object: &Bound<'_, PyAny>) -> PyResult<ByteView> {
+        let buffer = PyBuffer::<u8>::get(object)?;
+        let copy = if buffer.readonly() && buffer.is_c_contiguous() { None } else { Some(buffer.to_vec(object.py())?) };
+        Ok(ByteView { buffer, copy })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.copy {
+            Some(copy) => copy,
+            // SAFETY: the buffer is C-contiguous and read-only, and `self.buffer` keeps the exporting object and its
+            // memory alive (and unchanged: nobody may write a read-only buffer) for as long as `self` lives, which
+            // outlives the returned slice.
+            None => match self.buffer.as_slice_ptr() {
+                Some(ptr) => unsafe { &*(ptr.as_ptr() as *const [u8]) },
+                None => &[],
+            },
+        }
     }
 }

@@ -5,10 +5,12 @@
 //! - `gpt2`: GPT-2 / HF `vocab.json` + `merges.txt`;
 //! - `hf`: HF tokenizers' `tokenizer.json` (BPE models);
 //! - `fasta`: nucleotide sequences (FASTA/FASTQ) to train on;
-//! - `counts_tsv`: word counts (`bytepair words`), to train from without the corpus.
+//! - `counts_tsv`: word counts (`bytepair words`), to train from without the corpus;
+//! - `arrow`: Arrow string arrays (HF `datasets` columns) to train on, read in place.
 //!
 //! `explicit_ids` builds the vocabularies whose ids a file gives, from the parts the formats read.
 
+pub mod arrow;
 pub mod counts_tsv;
 pub(crate) mod explicit_ids;
 pub mod fasta;

@@ -13,6 +13,7 @@
 //!   the pattern is known to split anyway, so the words are exactly those of the uncut text (`safe_cut`).
 
 use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use std::collections::HashMap;
@@ -128,6 +129,9 @@ impl Utf8Errors {
 pub struct WordCounter {
     pretokenizer: PreTokenizer,
     specials: SpecialMatcher,
+    /// The special tokens cut out of the text before counting: `specials`, or none when their text is counted as
+    /// ordinary text (`count_special_text`).
+    cut: SpecialMatcher,
     lowercase: bool,
     pool: rayon::ThreadPool,
     /// Word → count, in order of first appearance; `pending` still has to be folded in (see `words`).
@@ -161,6 +165,7 @@ impl WordCounter {
         Ok(WordCounter {
             pretokenizer: PreTokenizer::new(pattern)?,
             specials: SpecialMatcher::new(special_tokens),
+            cut: SpecialMatcher::new(special_tokens),
             lowercase,
             pool,
             words: WordCounts::default(),
@@ -168,6 +173,13 @@ impl WordCounter {
             bytes_seen: 0,
             special_bytes: 0,
         })
+    }
+
+    /// Counts the text of special tokens found in the corpus as ordinary text from now on, as HF tokenizers'
+    /// trainer does (it splits added tokens out only when encoding): the tokens still get the first ids, and the
+    /// trained tokenizer still matches them when encoding. For `tie_break="hf"`, whose merges equal HF's.
+    pub fn count_special_text(&mut self) {
+        self.cut = SpecialMatcher::new(&[]);
     }
 
     /// The counting threads (training's recounts use them too).
@@ -291,9 +303,9 @@ impl WordCounter {
     /// bytes.
     fn plan_large_document<'a>(&self, text: &'a str, target: usize, work: &mut Vec<Work<'a>>) -> u64 {
         let mut special_bytes = 0;
-        let _ = self.specials.segments(text, |segment| {
+        let _ = self.cut.segments(text, |segment| {
             if let Segment::Special(i) = segment {
-                special_bytes += self.specials.tokens()[i].len() as u64;
+                special_bytes += self.cut.tokens()[i].len() as u64;
             }
             if let Segment::Text(mut part) = segment {
                 while part.len() > target {
@@ -320,8 +332,8 @@ impl WordCounter {
     /// counting work; overlapping it with the next batch keeps every core busy (measured: serial folding left
     /// one of two cores idle a fifth of the time).
     fn count_work(&mut self, work: &[Work<'_>]) -> Result<()> {
-        let WordCounter { pretokenizer, specials, lowercase, pool, words, pending, special_bytes, .. } = self;
-        let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*specials, *lowercase);
+        let WordCounter { pretokenizer, cut, lowercase, pool, words, pending, special_bytes, .. } = self;
+        let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*cut, *lowercase);
         let previous = std::mem::take(pending);
         // This thread waits checking for Ctrl-C (a custom regex can be slow), which stops the counting threads'
         // loops too; waiting inside `install` it could check nothing until the batch was done.
@@ -374,14 +386,17 @@ impl WordCounter {
 
     /// Counts the words of a UTF-8 text file, one line (with its line break) at a time, as HF tokenizers and
     /// SentencePiece read files. `.gz` files are decompressed on the fly. `on_progress` gets the number of
-    /// bytes (of text) done so far, after each block; an error from it (Ctrl-C) stops counting.
+    /// bytes of the file read so far — for a `.gz` file its compressed bytes, which compare with its size (text
+    /// bytes against the file's size made a bar of 28 MB out of 11) — after each block; an error from it (Ctrl-C)
+    /// stops counting.
     pub fn add_file(
         &mut self,
         path: &str,
         errors: Utf8Errors,
         mut on_progress: impl FnMut(u64) -> Result<()>,
     ) -> Result<()> {
-        let reader = open(path)?;
+        let position = std::sync::Arc::new(AtomicU64::new(0));
+        let reader = open(path, std::sync::Arc::clone(&position))?;
         let block_size = BLOCK_PER_THREAD * self.threads();
         let (sender, receiver) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
         std::thread::scope(|scope| {
@@ -398,9 +413,9 @@ impl WordCounter {
                     },
                 }
                 done += block.len() as u64;
-                on_progress(done)?;
+                on_progress(position.load(Ordering::Relaxed))?;
             }
-            on_progress(done)
+            on_progress(position.load(Ordering::Relaxed))
         })
     }
 
@@ -743,16 +758,31 @@ pub fn safe_cut(pattern: &Pattern, text: &str, from: usize) -> Option<usize> {
 }
 
 /// Opens a file for reading; `.gz` files are decompressed (several gzip members are read one after another).
-fn open(path: &str) -> Result<Box<dyn Read + Send>> {
+/// `position` counts the bytes read from the file itself.
+fn open(path: &str, position: std::sync::Arc<AtomicU64>) -> Result<Box<dyn Read + Send>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
     if std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false) {
         return Err(Error::value(format!("{path:?} is a directory: pass the files in it (for example a glob)")));
     }
-    let file = std::io::BufReader::with_capacity(1 << 20, file);
+    let file = std::io::BufReader::with_capacity(1 << 20, Tally { inner: file, position });
     if path.ends_with(".gz") {
         Ok(Box::new(GzReader { inner: flate2::bufread::MultiGzDecoder::new(file) }))
     } else {
         Ok(Box::new(file))
+    }
+}
+
+/// A reader that counts the bytes read through it (a file's position, for progress).
+struct Tally<R> {
+    inner: R,
+    position: std::sync::Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Tally<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.position.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }
 
@@ -836,6 +866,17 @@ mod tests {
         let mut c = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 1);
         c.add_text("b a<|endoftext|>b a a").unwrap();
         assert_eq!(items(&mut c), [("b".to_string(), 2), (" a".to_string(), 3)]);
+    }
+
+    #[test]
+    fn special_text_can_be_counted_as_text_while_the_tokens_stay() {
+        let mut c = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 1);
+        c.count_special_text();
+        c.add_text("b<|endoftext|>b").unwrap();
+        let words: Vec<String> = items(&mut c).into_iter().map(|(w, _)| w).collect();
+        assert_eq!(words, ["b", "<|", "endoftext", "|>"]);
+        assert_eq!(c.special_tokens(), ["<|endoftext|>"]);
+        assert_eq!(c.special_bytes().unwrap(), 0);
     }
 
     #[test]

@@ -18,14 +18,18 @@ import warnings
 from collections.abc import Sequence
 
 from .common import CommandError
-from .parser import build_parser
+from .parser import build_parser, misspelt_option
 
-__all__ = ["CommandError", "build_parser", "main"]
+__all__ = ["CommandError", "build_parser", "clear_progress_line", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line with `argv` (default: sys.argv[1:]) and returns the exit status."""
     parser = build_parser()
+    misspelt = misspelt_option(parser, sys.argv[1:] if argv is None else list(argv))
+    if misspelt is not None:
+        command, message = misspelt
+        command.error(message)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
@@ -40,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             return int(args.run(args) or 0)
     except KeyboardInterrupt:
-        print(f"\n{name}: interrupted", file=sys.stderr)
+        clear_progress_line()
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `bytepair encode ... | head`: the reader has gone, which is fine
         with contextlib.suppress(OSError):
@@ -48,15 +53,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return 0
     except CommandError as e:
+        clear_progress_line()
         if verbose:
             traceback.print_exc()
         print(f"{name}: error: {e}", file=sys.stderr)
         return 2
     except Exception as e:
+        clear_progress_line()
         if verbose:
             traceback.print_exc()
         print(f"{name}: error: {_message(e)}", file=sys.stderr)
         return 1
+
+
+def clear_progress_line() -> None:
+    """Takes a progress bar that a failed or interrupted command left on the terminal's current line away, so that
+    the message does not run on after it (nothing is written where stderr is not a terminal)."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
 
 
 # The library's messages name its arguments; on the command line, the options that set them.

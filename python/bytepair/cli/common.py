@@ -95,6 +95,15 @@ def unescape(text: str) -> bytes:
     return "".join(out).encode("utf-8")
 
 
+def plural(n: int, word: str) -> str:
+    """`n` and `word`, in the plural unless `n` is 1: "1 document", "2 documents", "1,000 files".
+
+    >>> plural(1, "document"), plural(0, "document"), plural(2500, "file")
+    ('1 document', '0 documents', '2,500 files')
+    """
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def megabytes(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} bytes"
 

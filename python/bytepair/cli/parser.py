@@ -1,12 +1,18 @@
 """The command line's arguments: one subparser per command, each run by a `cmd_*` function of the module for
-its command."""
+its command. A misspelt command, choice or option gets the nearest one suggested (`Parser`, `misspelt_option`)."""
 
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
+from .._checks import did_you_mean, nearest
+from ..compat.transformers import CONFIG_FILE, SPECIAL_TOKENS_MAP_FILE
 from ..formats.folder import HF_FILE, OUR_FILE, TIKTOKEN_FILE
+from ..viewer import MAX_PAGE_TOKENS
 from .encode import cmd_count, cmd_decode, cmd_encode
 from .scale import cmd_words
 from .show import cmd_compare, cmd_demo, cmd_explain, cmd_inspect, cmd_viz
@@ -41,12 +47,63 @@ cache; nothing is downloaded). Add --verbose to see the traceback of an error.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors for a misspelt command or choice suggest the nearest one ("invalid choice:
+    'trian' ... (did you mean 'train'?)"), and which knows its subcommands' parsers (`commands`)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.commands: dict[str, Parser] = {}
+
+    @property
+    def option_names(self) -> list[str]:
+        """Every option string this parser takes (--vocab-size, -o, ...), its groups' included."""
+        return [name for action in self._actions for name in action.option_strings]
+
+    def error(self, message: str) -> NoReturn:
+        found = re.match(r"(argument .*?: invalid choice: '(.*?)') \(choose from (.*)\)$", message)
+        if found:
+            choices = [c.strip().strip("'\"") for c in found.group(3).split(",")]
+            suggestion = did_you_mean(found.group(2), choices)
+            if suggestion:
+                message = f"{found.group(1)}{suggestion}; the choices are {found.group(3)}"
+        super().error(message)
+
+
+def misspelt_option(parser: Parser, argv: Sequence[str]) -> tuple[Parser, str] | None:
+    """The parser to report with and its message, for the first long option in `argv` that its command does not
+    take (nor any of its options start with: argparse takes unique prefixes) but that is near one of them:
+    "unrecognized option --vocab-szie (did you mean --vocab-size?)". None when every option is known, or an unknown
+    one is near none (argparse then says what it says).
+
+    >>> misspelt_option(build_parser(), ["train", "x.txt", "--vocab-szie", "300"])[1]
+    'unrecognized option --vocab-szie (did you mean --vocab-size?)'
+    """
+    command = parser
+    for token in argv:
+        if token == "--":
+            break
+        if command is parser and token in parser.commands:
+            command = parser.commands[token]
+            continue
+        if not token.startswith("--") or token == "--":
+            continue
+        name = token.split("=", 1)[0]
+        known = command.option_names + (parser.option_names if command is not parser else [])
+        if any(option.startswith(name) for option in known):
+            continue
+        near = nearest(name, [option for option in known if option.startswith("--")])
+        if near is not None:
+            return command, f"unrecognized option {name} (did you mean {near}?)"
+    return None
+
+
+def build_parser() -> Parser:
+    common = Parser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error"
     )
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bytepair",
         description="Byte-Pair Encoding tokenizers: train, encode, decode, count, inspect, view and compare them.",
         epilog=EXAMPLES,
@@ -56,9 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     # No default for --verbose here: set_defaults would reach the action the subcommands share (`parents`), and
     # each subcommand would then reset a `bytepair -v COMMAND` to False.
     parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
-    def command(name: str, help: str, examples: str) -> argparse.ArgumentParser:
+    def command(name: str, help: str, examples: str) -> Parser:
         p = sub.add_parser(
             name,
             help=help,
@@ -67,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
             epilog="examples:\n" + examples,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        assert isinstance(p, Parser)
+        parser.commands[name] = p
         return p
 
     # train
@@ -118,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         required=True,
         metavar="DIR",
-        help=f"folder to write the tokenizer to ({OUR_FILE}, {HF_FILE}, and {TIKTOKEN_FILE} for byte-level ones)",
+        help=f"folder to write the tokenizer to ({OUR_FILE}, {HF_FILE} with transformers' {CONFIG_FILE} and "
+        f"{SPECIAL_TOKENS_MAP_FILE}, and {TIKTOKEN_FILE} for byte-level ones)",
     )
     # Options of one kind of training only default to None (resolved in cmd_train), so that giving one with
     # its default value to the other kind is still seen and refused.
@@ -152,7 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lowercase", action="store_true", help="lowercase the text (when encoding too)")
     p.add_argument("--continuing-subword-prefix", metavar="PREFIX", help='e.g. "##"')
     p.add_argument("--end-of-word-suffix", metavar="SUFFIX", help='e.g. "</w>"')
-    p.add_argument("--unk-token", metavar="TOKEN", help='token for unknown characters (char mode), e.g. "[UNK]"')
+    p.add_argument(
+        "--unk-token",
+        metavar="TOKEN",
+        help='token for unknown characters (char mode), e.g. "[UNK]"; also its role for transformers',
+    )
+    roles_options(p)
     p.add_argument("--max-token-length", type=int, metavar="N", help="longest token, in symbols")
     p.add_argument("--limit-alphabet", type=int, metavar="N", help="char mode: keep the N most frequent characters")
     p.add_argument(
@@ -238,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
   bytepair encode corpus.txt.gz -t tok/ --format bin --dtype uint16 --separator '<|endoftext|>' -o corpus.bin
       python: numpy.memmap("corpus.bin", dtype=numpy.uint16, mode="r")
   bytepair encode docs.jsonl -t cl100k_base --format bin --dtype uint32 -o docs.bin       (each record's "text")
+  bytepair encode --fasta genome.fa.gz -t dna/ --chunk-length 1000 --format bin -o genome.bin
   bytepair encode 'data/*.parquet' -t gpt2 --output-dir shards/ --shard-size 512MB --val-fraction 0.001
   bytepair encode data/ -t o200k_base --output-dir shards/ --engine ray --ray-address auto --workers 64""",
     )
@@ -276,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
         "for --format bin: <|endoftext|> if the tokenizer has it; 'none' for no separator)",
     )
     document_options(p)
+    fasta_input_options(p)
     threads_progress(p)
     shard_options(p)
     scale_options(p, default_engine=None)
@@ -436,6 +503,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=1_000_000,
         metavar="N",
         help="show at most this many characters of the text (default 1000000)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=MAX_PAGE_TOKENS,
+        metavar="N",
+        help=f"--html: draw at most this many tokens on the page, which says so (default {MAX_PAGE_TOKENS}: a "
+        "larger page takes a browser long to draw); its numbers are the whole text's",
     )
     p.set_defaults(run=cmd_viz)
 
@@ -649,3 +724,39 @@ def scale_options(p: argparse.ArgumentParser, default_engine: str | None) -> Non
         metavar="SIZE",
         help="the longest line or record read (default 64MB): memory per worker is bounded by it",
     )
+
+
+def roles_options(p: argparse.ArgumentParser) -> None:
+    """train's --bos-token, --eos-token, --pad-token: the special tokens' roles in the files for transformers."""
+    group = p.add_argument_group(
+        "roles for transformers (tokenizer_config.json; default: <|endoftext|> or </s> is eos, <s> bos, <pad> pad, "
+        "when they are special tokens)"
+    )
+    for role, example in (("bos", "<s>"), ("eos", "</s>"), ("pad", "<pad>")):
+        group.add_argument(
+            f"--{role}-token",
+            metavar="TOKEN",
+            help=f"the {role} token, e.g. {example!r} (added as a special token if not listed)",
+        )
+
+
+def fasta_input_options(p: argparse.ArgumentParser) -> None:
+    """encode's --fasta: the files are FASTA/FASTQ, read record by record as `train --fasta` and dna-stats read
+    them (each record, or window, one document)."""
+    group = p.add_argument_group("DNA input (with --fasta)")
+    group.add_argument(
+        "--fasta",
+        action="store_true",
+        help="the files are FASTA/FASTQ (plain or .gz): encode each record's sequence, uppercased, as one "
+        "document (headers and line breaks are not text to encode)",
+    )
+    group.add_argument(
+        "--keep-case", action="store_true", help="do not fold lowercase (soft-masked) bases to uppercase"
+    )
+    group.add_argument(
+        "--ambiguous",
+        choices=["keep", "split", "drop"],
+        default="keep",
+        help="N and IUPAC codes: keep them (default), split records at them, or drop them",
+    )
+    group.add_argument("--chunk-length", type=int, metavar="N", help="encode windows of N bases, each a document")

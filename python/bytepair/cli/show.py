@@ -65,6 +65,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
     from .. import viewer
 
     positive(args.max_chars, "--max-chars")
+    positive(args.max_tokens, "--max-tokens")
     tok = load(args.tokenizer, args.data)
     text, label = read_text_argument(args.text)
     note = ""
@@ -74,12 +75,18 @@ def cmd_viz(args: argparse.Namespace) -> int:
     allowed = "all" if args.special == "allow" else ()
     if args.html:
         page = viewer.html_page(
-            tok, text, title=f"bytepair: {label}{note}", name=f"{args.tokenizer}: {tok!r}", allowed_special=allowed
+            tok,
+            text,
+            title=f"bytepair: {label}{note}",
+            name=f"{args.tokenizer}: {tok!r}",
+            allowed_special=allowed,
+            max_tokens=args.max_tokens,
         )
         with output(args.html) as out:
             out.write(page.encode("utf-8"))
         st = viewer.stats(text, viewer.segments(tok, text, allowed_special=allowed))
-        print(f"wrote {args.html}: {st.line()}", file=sys.stderr)
+        drawn = f" (the page draws the first {args.max_tokens:,})" if st.tokens > args.max_tokens else ""
+        print(f"wrote {args.html}: {st.line()}{drawn}", file=sys.stderr)
         return 0
     if args.color == "auto":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from .. import corpus
 from .._tokenizer import Tokenizer
+from ..compat.transformers import Roles, choose_roles
 from ..dna import dna_stats, iter_fasta, train_dna
 from ..formats import compressed, folder
 from ..progress import Progress
 from ..streams import encode_stream
 from ..training import train
-from .common import CommandError, input_paths, load, megabytes, output_folder, positive, progress_on
+from .common import CommandError, input_paths, load, megabytes, output_folder, plural, positive, progress_on
 from .scale import train_at_scale
 
 
@@ -130,7 +131,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         control,
         mode=args.mode,
         pattern=pattern,
-        special_tokens=args.special_tokens,
+        special_tokens=with_role_tokens(args),
         initial_alphabet=alphabet,
         lowercase=args.lowercase,
         continuing_subword_prefix=args.continuing_subword_prefix,
@@ -179,7 +180,8 @@ def report(
     label: str = "",
 ) -> None:
     """Writes `tok` into `out` and says what it is and what it does to its training text."""
-    written, notes = folder.save(tok, out)
+    roles = chosen_roles(tok, args)
+    written, notes = folder.save(tok, out, roles=roles)
     # Bytes per token on the training text, encoded as the tokenizer will encode it.
     progress = Progress("measuring bytes per token", progress_on(args))
     try:
@@ -209,17 +211,18 @@ def report(
         f"{tok.vocab_size - specials - tok.core.layout()[1]} from {len(tok.merges)} merges"
         + (f" (last merge count {counted[-1][1]})" if counted else "")
     )
-    in_files = f"in {len(paths)} file{'s' if len(paths) != 1 else ''}"
+    in_files = f"in {plural(len(paths), 'file')}"
     records = args.jsonl_field is not None or any(corpus.input_kind(p) != "text" for p in paths)
     if summary is None:
         print(f"  training text: {megabytes(size)} {in_files} (on disk)")
     else:  # the text's size (a .gz file's is its compressed size on disk)
         print(
             f"  training text: {megabytes(summary.bytes)} {in_files}, "
-            f"{summary.documents if records else len(paths)} document(s) -> {summary.tokens:,} tokens, "
+            f"{plural(summary.documents if records else len(paths), 'document')} -> {summary.tokens:,} tokens, "
             f"{summary.bytes_per_token:.2f} bytes per token"
         )
     print("  wrote " + ", ".join(str(p) for p in written))
+    print_roles(roles, written)
     for note in notes:
         print(f"  {note}")
     if summary is None:
@@ -272,7 +275,7 @@ def train_fasta(args: argparse.Namespace) -> int:
         [Path(p) for p in paths],
         args.vocab_size,
         alphabet=args.alphabet,
-        special_tokens=args.special_tokens,
+        special_tokens=with_role_tokens(args),
         unk_token=args.unk_token or "[UNK]",
         uppercase=not args.keep_case,
         ambiguous=args.ambiguous,
@@ -285,7 +288,8 @@ def train_fasta(args: argparse.Namespace) -> int:
         progress=progress_on(args),
     )
     seconds = time.perf_counter() - start
-    written, notes = folder.save(tok, out)
+    roles = chosen_roles(tok, args)
+    written, notes = folder.save(tok, out, roles=roles)
     records = (
         r
         for p in paths
@@ -302,6 +306,31 @@ def train_fasta(args: argparse.Namespace) -> int:
         f"{stats.mean_kmer_length:.2f}"
     )
     print("  wrote " + ", ".join(str(p) for p in written))
+    print_roles(roles, written)
     for note in notes:
         print(f"  {note}")
     return 0
+
+
+def with_role_tokens(args: argparse.Namespace) -> list[str]:
+    """The --special-token list, with the --bos-token, --eos-token and --pad-token it does not list added (so that
+    naming a role is enough to have its token)."""
+    specials = list(args.special_tokens)
+    for token in (args.bos_token, args.eos_token, args.pad_token):
+        if token is not None and token not in specials and token != args.unk_token:
+            specials.append(token)
+    return specials
+
+
+def chosen_roles(tok: Tokenizer, args: argparse.Namespace) -> Roles:
+    """The roles written for transformers: --bos/--eos/--pad/--unk-token, and the defaults for the others."""
+    return choose_roles(
+        tok, bos_token=args.bos_token, eos_token=args.eos_token, pad_token=args.pad_token, unk_token=args.unk_token
+    )
+
+
+def print_roles(roles: Roles, written: list[Path]) -> None:
+    """The summary's line on the special tokens' roles (when the files for transformers were written)."""
+    named = roles.as_dict()
+    if named and any(p.name == "tokenizer_config.json" for p in written):
+        print("  roles for transformers: " + ", ".join(f"{k.removesuffix('_token')} {v}" for k, v in named.items()))

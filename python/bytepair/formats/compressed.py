@@ -1,6 +1,9 @@
 """Where a corpus file's bytes come from: local files or URLs (any filesystem pyarrow understands — `s3://`,
-`gs://`, `hdfs://`, `file://` — or, when fsspec is installed, any of fsspec's), decompressed on the fly by their
-ending: `.gz`, `.zst` (`.zstd`), `.xz`, `.bz2`. The one place that knows compression.
+`gs://`, `hdfs://`, `file://` — or, when fsspec is installed, any of fsspec's), decompressed on the fly: gzip,
+zstd, xz and bzip2, told by a file's first bytes (its ending, `.gz`, `.zst` (`.zstd`), `.xz`, `.bz2`, is what
+plans a job: a compressed file cannot be entered in the middle). Other compressed formats (lz4, zip, 7z) are
+refused with the command that decompresses them — never decoded as text, which `errors="replace"` would turn
+into garbage tokens without a word. The one place that knows compression.
 
 Decompression is streamed in bounded steps, so memory does not depend on the size of a file nor on its
 compression ratio (a "decompression bomb" only takes time): every read returns at most what was asked, xz's
@@ -27,6 +30,7 @@ import io
 import itertools
 import lzma
 import os
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,10 +41,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPRESSIONS",
+    "COMPRESSION_TOOLS",
+    "READABLE",
     "XZ_MEMORY_LIMIT",
     "ZSTD_MAX_WINDOW",
     "FileInfo",
+    "compression",
     "compression_of",
+    "file_compression",
     "file_info",
     "glob_url",
     "inner_suffix",
@@ -48,10 +56,11 @@ __all__ = [
     "open_input",
     "open_raw",
     "open_seekable",
+    "unreadable_compression",
 ]
 
 #: File endings and the compression they mean.
-COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz", ".bz2": "bz2"}
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz", ".bz2": "bzip2"}
 #: The largest dictionary an xz stream may ask for (xz -9 uses 64 MiB).
 XZ_MEMORY_LIMIT = 256 << 20
 #: The largest window a zstd frame may ask for (zstd's own default limit; --long uses 128 MiB).
@@ -64,8 +73,67 @@ _STEP_OUTPUT = 1 << 20
 
 
 def compression_of(path: str) -> str | None:
-    """The compression a file's name says it has ("gzip", "zstd", "xz", "bz2"), or None."""
+    """The compression a file's name says it has ("gzip", "zstd", "xz", "bzip2"), or None."""
     return COMPRESSIONS.get(os.path.splitext(path)[1].lower())
+
+
+# The first bytes ("magic numbers") of compressed formats.
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x04\x22\x4d\x18", "lz4"),
+    (b"PK\x03\x04", "zip"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+)
+#: The compressed formats read (decompressed on the fly).
+READABLE = frozenset({"gzip", "zstd", "xz", "bzip2"})
+#: For each format `compression` recognises, the command that decompresses a file to standard output.
+COMPRESSION_TOOLS = {
+    "gzip": "gzip -dc",
+    "zstd": "zstd -dc",
+    "bzip2": "bzip2 -dc",
+    "xz": "xz -dc",
+    "lz4": "lz4 -dc",
+    "zip": "unzip -p",
+    "7z": "7z x -so",
+}
+
+
+def compression(head: bytes) -> str | None:
+    """The compressed format whose magic bytes `head` (a file's first bytes) starts with — "gzip", "zstd", "bzip2",
+    "xz", "lz4", "zip", "7z" — or None (plain data). Text never starts so: these begin with bytes that are not
+    UTF-8 text, but for bzip2's "BZh" + a block size digit + "1AY&SY".
+
+    >>> compression(b"\\x1f\\x8b\\x08\\x00"), compression(b"\\x28\\xb5\\x2f\\xfd..."), compression(b"plain text")
+    ('gzip', 'zstd', None)
+    """
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if re.match(rb"BZh[1-9]1AY&SY", head):
+        return "bzip2"
+    return None
+
+
+def file_compression(path: str) -> str | None:
+    """`compression` of a local file's first bytes; for a URL or standard input ("-"), which are not opened
+    twice, what the name says."""
+    if path == "-":
+        return None
+    if is_url(path):
+        return compression_of(path)
+    with open(path, "rb") as f:
+        return compression(f.read(16))
+
+
+def unreadable_compression(name: str, kind: str) -> ValueError:
+    """The error for a file compressed in a format not read here: decoding it as text would give garbage, which
+    errors="replace" would let through unseen."""
+    return ValueError(
+        f"{name} is {kind}-compressed, which bytepair does not read (it reads plain text, gzip, zstd, xz and "
+        f"bzip2): decompress it first, or pipe it in: {COMPRESSION_TOOLS[kind]} {name} | bytepair ... -"
+    )
 
 
 def inner_suffix(path: str) -> str:
@@ -175,13 +243,19 @@ def open_seekable(path: str) -> BinaryIO:
 
 
 def open_input(path: str, raw: BinaryIO | None = None) -> BinaryIO:
-    """The decompressed bytes of `path` (decompressed by its ending), streamed; `raw` is its stored bytes if
-    already opened. Closing the result closes `raw`."""
+    """The decompressed bytes of `path` (`-`: standard input), streamed; `raw` is its stored bytes if already
+    opened. The compression is told by the first bytes (a gzip file named `.txt` is read as gzip); a format not
+    read here is a ValueError saying how to decompress it. Closing the result closes `raw`."""
     raw = open_raw(path) if raw is None else raw
-    kind = compression_of(path)
+    peekable = raw if hasattr(raw, "peek") else io.BufferedReader(raw, 1 << 16)  # type: ignore[type-var]
+    kind = compression(peekable.peek(16)[:16])
     if kind is None:
-        return raw
-    return io.BufferedReader(Decompressed(raw, path, kind), 1 << 16)
+        return peekable
+    name = "standard input" if path == "-" else path
+    if kind not in READABLE:
+        peekable.close()
+        raise unreadable_compression(name, kind)
+    return io.BufferedReader(Decompressed(peekable, name, kind), 1 << 16)
 
 
 class _Step(Protocol):
@@ -250,7 +324,7 @@ def _maker(kind: str) -> Callable[[], _Step]:
         return lambda: _Limited(lambda: zlib.decompressobj(wbits=31))
     if kind == "xz":
         return lambda: _Limited(lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=XZ_MEMORY_LIMIT))
-    if kind == "bz2":
+    if kind == "bzip2":
         return lambda: _Limited(bz2.BZ2Decompressor)
     if kind == "zstd":
         return _Zstd

@@ -18,7 +18,17 @@ from typing import Literal, NamedTuple
 
 from .. import _core
 
-__all__ = ["AMBIGUOUS", "Ambiguous", "FastaRecord", "check_options", "iter_fasta", "looks_like_a_path", "read_fasta"]
+__all__ = [
+    "AMBIGUOUS",
+    "NUCLEOTIDES",
+    "Ambiguous",
+    "FastaRecord",
+    "check_options",
+    "iter_fasta",
+    "looks_like_a_path",
+    "looks_like_fasta",
+    "read_fasta",
+]
 
 PathLike = str | os.PathLike[str]
 Ambiguous = Literal["keep", "split", "drop"]
@@ -137,3 +147,25 @@ def looks_like_a_path(text: str) -> bool:
         return False
     extension = re.search(r"\.([A-Za-z0-9]{1,5})$", text)
     return "/" in text or "\\" in text or bool(extension and set(extension.group(1).upper()) - set(NUCLEOTIDES))
+
+
+# A sequence line: nucleotide codes (either case), gaps ("-", "."), a stop ("*"); at least 8 of them.
+_SEQUENCE_LINE = re.compile(rf"[{NUCLEOTIDES}{NUCLEOTIDES.lower()}\-.*]{{8,}}")
+
+
+def looks_like_fasta(head: str) -> Literal["FASTA", "FASTQ"] | None:
+    """Whether the start of a text is a FASTA file (a `>` header, then sequence lines) or FASTQ (`@` header,
+    sequence, `+`), by its first lines: encoding such a file as text makes its headers and line breaks tokens.
+
+    >>> looks_like_fasta(">chr1 E. coli\\nACGTACGTTTGA\\n"), looks_like_fasta("@r1\\nACGTNACGTA\\n+\\nIIIIIIIIII\\n")
+    ('FASTA', 'FASTQ')
+    >>> looks_like_fasta("> a quoted reply in an e-mail\\nThanks for the note.\\n") is None
+    True
+    """
+    lines = [line.strip() for line in head.splitlines()[:8]]
+    lines = [line for line in lines if line]
+    if len(lines) >= 2 and lines[0].startswith(">") and _SEQUENCE_LINE.fullmatch(lines[1]):
+        return "FASTA"
+    if len(lines) >= 3 and lines[0].startswith("@") and _SEQUENCE_LINE.fullmatch(lines[1]) and lines[2][:1] == "+":
+        return "FASTQ"
+    return None
