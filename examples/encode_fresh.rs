@@ -1,0 +1,96 @@
+//! The core's encoding speed on text it has not seen, without Python: a development tool for the kernel.
+//!
+//!     cargo run --release --example encode_fresh -- ENCODING [MEGABYTES] [STAGE]
+//!
+//! ENCODING is r50k_base, p50k_base, cl100k_base or o200k_base (rank files from `../shared/data/tiktoken`, or
+//! `$BYTEPAIR_SHARED_DATA`). Reads 2 × MEGABYTES (default 4) of the Gutenberg English books and cuts them into
+//! ~4 KB documents, then, in this process: loads the tokenizer (timed apart), encodes the first half's documents
+//! one by one (cold: the first pass after loading), then the second half's (steady: fresh text, tables warmed on
+//! the first), then the second half again (same text: shown, never the headline). STAGE `split` times the
+//! pre-tokenizer alone (every piece counted), `encode` (default) the whole encoder; with `-cold` (`encode-cold`)
+//! only the first pass runs, for profiles of it. Under
+//! `valgrind --tool=callgrind` give a small MEGABYTES: the instruction counts do not drift with the machine's load.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use bytepair::formats::tiktoken;
+use bytepair::pretokenize::Pattern;
+use bytepair::tokenizer::{SpecialPolicy, Tokenizer};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let encoding = args.next().unwrap_or_else(|| "r50k_base".into());
+    let megabytes: f64 = args.next().map_or(4.0, |arg| arg.parse().expect("MEGABYTES is a number"));
+    let stage = args.next().unwrap_or_else(|| "encode".into());
+    let data = std::env::var_os("BYTEPAIR_SHARED_DATA")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"), PathBuf::from);
+
+    let path = data.join("text/gutenberg_en/gutenberg_en_books.txt.gz");
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut bytes = Vec::new();
+    let want = (2.0 * megabytes * 1e6) as u64;
+    flate2::read::GzDecoder::new(file).take(want).read_to_end(&mut bytes).unwrap();
+    let text = String::from_utf8_lossy(&bytes).replace("<|endoftext|>", "");
+    let docs = documents(&text);
+    let (first, second) = docs.split_at(docs.len() / 2);
+
+    let pattern = match encoding.as_str() {
+        "r50k_base" | "p50k_base" => Pattern::Gpt2,
+        "cl100k_base" => Pattern::Cl100k,
+        "o200k_base" => Pattern::O200k,
+        other => panic!("unknown encoding {other}"),
+    };
+    let started = Instant::now();
+    let rank_file = data.join(format!("tiktoken/{encoding}.tiktoken"));
+    let tok = tiktoken::load(rank_file.to_str().unwrap(), pattern, &[]).unwrap();
+    tok.prepare();
+    println!("{encoding}: loaded in {:.3} s; {} + {} documents", started.elapsed().as_secs_f64(), first.len(), second.len());
+
+    let passes: &[(&str, &[&str])] = if stage.ends_with("-cold") {
+        &[("cold", first)]
+    } else {
+        &[("cold", first), ("steady", second), ("same text", second)]
+    };
+    for &(what, docs) in passes {
+        let mb = docs.iter().map(|d| d.len()).sum::<usize>() as f64 / 1e6;
+        let started = Instant::now();
+        let count = match stage.trim_end_matches("-cold") {
+            "split" => split_all(&tok, docs),
+            _ => encode_all(&tok, docs),
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        println!("{what:>10}: {:>7.1} MB/s ({count} {})", mb / seconds, if stage == "split" { "pieces" } else { "ids" });
+    }
+}
+
+#[inline(never)]
+fn encode_all(tok: &Tokenizer, docs: &[&str]) -> usize {
+    let policy = SpecialPolicy { allowed: Vec::new(), disallowed: Vec::new() };
+    docs.iter().map(|d| tok.encode(d, &policy).unwrap().len()).sum()
+}
+
+#[inline(never)]
+fn split_all(tok: &Tokenizer, docs: &[&str]) -> usize {
+    let mut count = 0;
+    for d in docs {
+        tok.pretokenizer.split(d, |_| count += 1).unwrap();
+    }
+    count
+}
+
+/// ~4 KB documents, each ending before the first space at or after 4096 bytes.
+fn documents(text: &str) -> Vec<&str> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + 4096).min(text.len());
+        while end < text.len() && text.as_bytes()[end] != b' ' {
+            end += 1;
+        }
+        docs.push(&text[start..end]);
+        start = end;
+    }
+    docs
+}
