@@ -10,6 +10,8 @@
 //! pre-tokenizer alone (every piece counted), `encode` (default) the whole encoder; with `-cold` (`encode-cold`)
 //! only the first pass runs, for profiles of it. Under
 //! `valgrind --tool=callgrind` give a small MEGABYTES: the instruction counts do not drift with the machine's load.
+//! `CORPUS=multilingual` reads the files under `multilingual/` instead (the documents then cut at any byte
+//! after 4 KB that starts a character and follows a space, else where the text ends).
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -27,12 +29,28 @@ fn main() {
     let data = std::env::var_os("BYTEPAIR_SHARED_DATA")
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"), PathBuf::from);
 
-    let path = data.join("text/gutenberg_en/gutenberg_en_books.txt.gz");
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut bytes = Vec::new();
     let want = (2.0 * megabytes * 1e6) as u64;
-    flate2::read::GzDecoder::new(file).take(want).read_to_end(&mut bytes).unwrap();
-    let text = String::from_utf8_lossy(&bytes).replace("<|endoftext|>", "");
+    let text = if std::env::var("CORPUS").is_ok_and(|corpus| corpus == "multilingual") {
+        // Every file under multilingual/, in turn, up to the size asked for.
+        let mut files = vec![data.join("multilingual")];
+        let mut text = String::new();
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                let mut entries: Vec<_> = std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()).collect();
+                entries.sort();
+                files.extend(entries.into_iter().rev());
+            } else if (text.len() as u64) < want {
+                text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+        text
+    } else {
+        let path = data.join("text/gutenberg_en/gutenberg_en_books.txt.gz");
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(file).take(want).read_to_end(&mut bytes).unwrap();
+        String::from_utf8_lossy(&bytes).replace("<|endoftext|>", "")
+    };
     let docs = documents(&text);
     let (first, second) = docs.split_at(docs.len() / 2);
 
@@ -46,7 +64,12 @@ fn main() {
     let rank_file = data.join(format!("tiktoken/{encoding}.tiktoken"));
     let tok = tiktoken::load(rank_file.to_str().unwrap(), pattern, &[]).unwrap();
     tok.prepare();
-    println!("{encoding}: loaded in {:.3} s; {} + {} documents", started.elapsed().as_secs_f64(), first.len(), second.len());
+    println!(
+        "{encoding}: loaded in {:.3} s; {} + {} documents",
+        started.elapsed().as_secs_f64(),
+        first.len(),
+        second.len()
+    );
 
     let passes: &[(&str, &[&str])] = if stage.ends_with("-cold") {
         &[("cold", first)]
@@ -56,13 +79,38 @@ fn main() {
     for &(what, docs) in passes {
         let mb = docs.iter().map(|d| d.len()).sum::<usize>() as f64 / 1e6;
         let started = Instant::now();
-        let count = match stage.trim_end_matches("-cold") {
-            "split" => split_all(&tok, docs),
-            _ => encode_all(&tok, docs),
+        let split = stage.trim_end_matches("-cold") == "split";
+        let count = match what {
+            "cold" => pass_cold(&tok, docs, split),
+            "steady" => pass_steady(&tok, docs, split),
+            _ => pass_same(&tok, docs, split),
         };
         let seconds = started.elapsed().as_secs_f64();
-        println!("{what:>10}: {:>7.1} MB/s ({count} {})", mb / seconds, if stage == "split" { "pieces" } else { "ids" });
+        println!(
+            "{what:>10}: {:>7.1} MB/s ({count} {})",
+            mb / seconds,
+            if stage == "split" { "pieces" } else { "ids" }
+        );
     }
+}
+
+// One function per pass, so that `callgrind --toggle-collect=encode_fresh::pass_steady` profiles one of them.
+#[inline(never)]
+fn pass_cold(tok: &Tokenizer, docs: &[&str], split: bool) -> usize {
+    std::hint::black_box(0); // (three distinct functions: identical ones are merged)
+    if split { split_all(tok, docs) } else { encode_all(tok, docs) }
+}
+
+#[inline(never)]
+fn pass_steady(tok: &Tokenizer, docs: &[&str], split: bool) -> usize {
+    std::hint::black_box(1); // (three distinct functions: identical ones are merged)
+    if split { split_all(tok, docs) } else { encode_all(tok, docs) }
+}
+
+#[inline(never)]
+fn pass_same(tok: &Tokenizer, docs: &[&str], split: bool) -> usize {
+    std::hint::black_box(2); // (three distinct functions: identical ones are merged)
+    if split { split_all(tok, docs) } else { encode_all(tok, docs) }
 }
 
 #[inline(never)]
@@ -86,7 +134,7 @@ fn documents(text: &str) -> Vec<&str> {
     let mut start = 0;
     while start < text.len() {
         let mut end = (start + 4096).min(text.len());
-        while end < text.len() && text.as_bytes()[end] != b' ' {
+        while end < text.len() && (text.as_bytes()[end] != b' ' || !text.is_char_boundary(end)) {
             end += 1;
         }
         docs.push(&text[start..end]);

@@ -7,6 +7,7 @@
 //! that give exactly fancy-regex's pieces for those pattern strings, an order of magnitude faster; a custom
 //! pattern is run by fancy-regex.
 
+pub mod blocks;
 mod classes;
 pub mod lexer;
 #[cfg(test)]
