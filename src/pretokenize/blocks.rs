@@ -398,9 +398,10 @@ fn classify<C: Classifier>(bytes: &[u8], j: usize, complex: Classes, table: &Cla
 /// begun in the block before, or running into the next, is painted over its bytes in this block).
 ///
 /// A block the rules will not settle — one holding a character of a `complex` class, or more than `DENSE`
-/// non-ASCII characters — is left unpainted from that character on, and those bytes are marked `complex`: the
-/// scalar lexer splits it, and what its neighbours' rules read of it is only its first character (painted) and
-/// that it is `complex` from there (they stop there). Painting costs about what the scalar lexer spends on a
+/// non-ASCII characters — is left unpainted after that character (after its first, when dense), and its bytes
+/// from that character on are marked `complex`: the scalar lexer splits it, and what its neighbours' rules read
+/// of it is its bytes up to there (the block before needs the class of the character after its last one) and
+/// that it is `complex` from there (where they stop). Painting costs about what the scalar lexer spends on a
 /// character (decoding it and looking up its classes): on 1 MB of the multilingual files, cl100k, painting
 /// every block took 52.8 M instructions to split against the scalar lexer's 38.8 M (callgrind).
 #[cold]
@@ -422,15 +423,9 @@ fn paint(m: &mut Masks, non_ascii: u64, bytes: &[u8], base: usize, complex: Clas
     while leads != 0 {
         let i = leads.trailing_zeros() as usize;
         leads &= leads - 1;
-        if dense {
-            // Only a character at the first byte is painted: the block before reads its class.
-            if i == 0 {
-                paint_char(m, bytes, base, base, table);
-            }
-            m.complex |= !0 << i;
-            return;
-        }
-        if paint_char(m, bytes, base, base + i, table) & complex != 0 {
+        // The first character painted is always painted whole: the block before reads the class of the
+        // character after its last one (here, when that one ends in this block).
+        if paint_char(m, bytes, base, base + i, table) & complex != 0 || dense {
             m.complex |= !0 << i;
             return;
         }
