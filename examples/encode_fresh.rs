@@ -10,7 +10,8 @@
 //! pre-tokenizer alone (every piece counted), `encode` (default) the whole encoder; with `-cold` (`encode-cold`)
 //! only the first pass runs, for profiles of it. Under
 //! `valgrind --tool=callgrind` give a small MEGABYTES: the instruction counts do not drift with the machine's load.
-//! `CORPUS=multilingual` reads the files under `multilingual/` instead (the documents then cut at any byte
+//! `TEXT_FILE=path` reads that plain text file instead of the books, `STEADY_PASSES=k` runs k steady passes on
+//! slices of their own. `CORPUS=multilingual` reads the files under `multilingual/` instead (the documents then cut at any byte
 //! after 4 KB that starts a character and follows a space, else where the text ends).
 
 use std::io::Read;
@@ -29,7 +30,8 @@ fn main() {
     let data = std::env::var_os("BYTEPAIR_SHARED_DATA")
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"), PathBuf::from);
 
-    let want = (2.0 * megabytes * 1e6) as u64;
+    let steady_passes: f64 = std::env::var("STEADY_PASSES").map_or(1.0, |k| k.parse().unwrap_or(1.0));
+    let want = ((1.0 + steady_passes) * megabytes * 1e6) as u64;
     let text = if std::env::var("CORPUS").is_ok_and(|corpus| corpus == "multilingual") {
         // Every file under multilingual/, in turn, up to the size asked for.
         let mut files = vec![data.join("multilingual")];
@@ -44,6 +46,11 @@ fn main() {
             }
         }
         text
+    } else if let Some(path) = std::env::var_os("TEXT_FILE") {
+        // A plain text file (decompressing the books dominated profiles of the whole run).
+        let mut bytes = Vec::new();
+        std::fs::File::open(path).unwrap().take(want).read_to_end(&mut bytes).unwrap();
+        String::from_utf8_lossy(&bytes).into_owned()
     } else {
         let path = data.join("text/gutenberg_en/gutenberg_en_books.txt.gz");
         let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -52,7 +59,11 @@ fn main() {
         String::from_utf8_lossy(&bytes).replace("<|endoftext|>", "")
     };
     let docs = documents(&text);
-    let (first, second) = docs.split_at(docs.len() / 2);
+    // `STEADY_PASSES=k`: k steady passes, each over a slice of its own (the text is cut into k + 1 slices), so
+    // that a profile of the whole run is mostly steady passes.
+    let steady: usize = std::env::var("STEADY_PASSES").map_or(1, |k| k.parse().expect("STEADY_PASSES is a number"));
+    let per_slice = docs.len() / (steady + 1);
+    let (first, second) = docs.split_at(per_slice);
 
     let pattern = match encoding.as_str() {
         "r50k_base" | "p50k_base" => Pattern::Gpt2,
@@ -71,12 +82,12 @@ fn main() {
         second.len()
     );
 
-    let passes: &[(&str, &[&str])] = if stage.ends_with("-cold") {
-        &[("cold", first)]
-    } else {
-        &[("cold", first), ("steady", second), ("same text", second)]
-    };
-    for &(what, docs) in passes {
+    let mut passes: Vec<(&str, &[&str])> = vec![("cold", first)];
+    if !stage.ends_with("-cold") {
+        passes.extend(second.chunks(per_slice).take(steady).map(|slice| ("steady", slice)));
+        passes.push(("same text", &second[..per_slice]));
+    }
+    for (what, docs) in passes {
         let mb = docs.iter().map(|d| d.len()).sum::<usize>() as f64 / 1e6;
         let started = Instant::now();
         let split = stage.trim_end_matches("-cold") == "split";

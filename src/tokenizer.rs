@@ -465,6 +465,20 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
             *self.stopped = Some((piece, Some(unknown.0)));
         }
     }
+
+    #[inline(always)]
+    fn piece_in(&mut self, text: &'t str, start: usize, end: usize) {
+        if self.stopped.is_some() {
+            return;
+        }
+        if end - start >= u32::MAX as usize {
+            *self.stopped = Some((&text[start..end], None));
+            return;
+        }
+        if let Err(unknown) = self.encoder.encode_next_in(text.as_bytes(), start, end, self.scratch, self.ids) {
+            *self.stopped = Some((&text[start..end], Some(unknown.0)));
+        }
+    }
 }
 
 /// A piece the encoder cannot index with u32: refused rather than wrapped around.

@@ -9,6 +9,7 @@ pub mod caches;
 mod merge;
 mod pair_table;
 pub mod piece;
+mod whole;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;

@@ -865,13 +865,16 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
     let mut carry = Carry::START;
     // Where the piece being built starts (a true piece start: each one emitted ends there).
     let mut pos = 0;
-    let mut emit = |pos: &mut usize, end: usize| {
-        // SAFETY: `*pos` and `end` are character boundaries — 0, the text's length, ends the scalar lexer
-        // gives, or bits of `starts`, which are never continuation bytes (masked below) — and
-        // `*pos < end <= n`.
-        sink.piece(unsafe { text.get_unchecked(*pos..end) });
-        *pos = end;
-    };
+    // Pieces go to the sink as `emit!(end)`: `pos` and `end` are character boundaries — 0, the text's length, ends
+    // the scalar lexer gives, or bits of `starts`, which are never continuation bytes (masked below) — and
+    // `pos < end <= n`.
+    macro_rules! emit {
+        ($end:expr) => {{
+            let end = $end;
+            sink.piece_in(text, pos, end);
+            pos = end;
+        }};
+    }
     for j in 0..blocks {
         let base = j * BLOCK;
         let next = if j + 1 < blocks { classify::<C>(bytes, j + 1, R::COMPLEX, table) } else { Masks::PAST_END };
@@ -899,15 +902,14 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
                 while starts != 0 {
                     let start = base + starts.trailing_zeros() as usize;
                     starts &= starts - 1;
-                    emit(&mut pos, start);
+                    emit!(start);
                 }
                 carry.known = true;
             }
             None => {
                 let end = (base + BLOCK).min(n);
                 while pos < end {
-                    let piece_end = R::piece_end(&scanner, pos);
-                    emit(&mut pos, piece_end);
+                    emit!(R::piece_end(&scanner, pos));
                 }
                 carry.known = false;
             }
@@ -921,7 +923,7 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
         cur = next;
     }
     if pos < n {
-        emit(&mut pos, n);
+        sink.piece_in(text, pos, n);
     }
 }
 
