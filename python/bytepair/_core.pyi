@@ -1,5 +1,8 @@
 """Type stubs for the Rust extension `bytepair._core` (see src/bindings/). Use the `bytepair` API instead."""
 
+import numpy as np
+import numpy.typing as npt
+
 class WordCounts:
     """Word counts for training, with the pattern, special tokens and normaliser they were made with."""
 
@@ -62,6 +65,12 @@ class CoreTokenizer:
     def encode_with_offsets(
         self, text: str, allowed: list[bool], disallowed: list[bool], chars: bool
     ) -> list[tuple[int, int, int]]: ...
+    def encode_numpy(
+        self, text: str, allowed: list[bool] | None = None, disallowed: list[bool] | None = None
+    ) -> npt.NDArray[np.uint32]: ...
+    def encode_batch_numpy(
+        self, texts: list[str], threads: int, allowed: list[bool] | None = None, disallowed: list[bool] | None = None
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]: ...
     @staticmethod
     def from_tiktoken(path: str, pattern: str | None, specials: list[tuple[str, int]]) -> CoreTokenizer: ...
     @staticmethod
@@ -103,3 +112,5 @@ def train_counts(
     limit_alphabet: int | None = None,
     engine: str = "auto",
 ) -> tuple[CoreTokenizer, str]: ...
+def simd_level() -> str: ...
+def set_simd_level(name: str) -> str: ...

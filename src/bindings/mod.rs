@@ -1,10 +1,13 @@
 //! PyO3 bindings of `bytepair._core`: type conversion, releasing the GIL around long work, and mapping errors
 //! to Python exceptions. No tokenizer logic lives here, and no file layout (that is `crate::formats`). One
 //! file per Python class: `word_counts` (WordCounts), `tokenizer` (CoreTokenizer), `fasta` (FastaRecords),
-//! `training` (train_counts); `batch` is `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
+//! `training` (train_counts), `cpu` (simd_level); `batch` is `CoreTokenizer.encode_batch`'s pipeline,
+//! `numpy_out` its numpy outputs. Here: what they share.
 
 mod batch;
+mod cpu;
 mod fasta;
+mod numpy_out;
 mod tokenizer;
 mod training;
 mod word_counts;
@@ -71,5 +74,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<fasta::FastaRecords>()?;
     m.add_function(wrap_pyfunction!(training::train_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu::simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu::set_simd_level, m)?)?;
     Ok(())
 }
