@@ -18,6 +18,12 @@ use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
 
+/// The flat ids of a batch and each text's offsets into them.
+pub(super) type IdsAndOffsets<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
+
+/// A chunk of texts encoded: their ids one after another, and where each text's end.
+type EncodedChunk = (Vec<u32>, Vec<usize>);
+
 /// Texts from this many bytes on are encoded with the GIL released.
 const DETACH_FROM: usize = 32 * 1024;
 
@@ -48,7 +54,7 @@ pub(super) fn encode_batch<'py>(
     texts: &[&str],
     policy: &SpecialPolicy,
     threads: usize,
-) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
+) -> PyResult<IdsAndOffsets<'py>> {
     let threads = match crate::at_most_cores(threads) {
         0 => crate::cores(),
         n => n,
@@ -63,12 +69,12 @@ pub(super) fn encode_batch<'py>(
             }
             let chunks = chunks_of(texts, threads);
             let pool = crate::thread_pool(threads)?;
-            let encoded: Vec<Result<(Vec<u32>, Vec<usize>), Error>> = pool.install(|| {
+            let encoded: Vec<Result<EncodedChunk, Error>> = pool.install(|| {
                 use rayon::prelude::*;
                 chunks.par_iter().map(|&(first, chunk)| encode_chunk(tok, chunk, first, policy, several)).collect()
             });
             // The first failure in text order (each chunk's own is its first).
-            let encoded: Vec<(Vec<u32>, Vec<usize>)> = encoded.into_iter().collect::<Result<_, _>>()?;
+            let encoded: Vec<EncodedChunk> = encoded.into_iter().collect::<Result<_, _>>()?;
             let ends: Vec<Vec<usize>> = encoded.iter().map(|(_, ends)| ends.clone()).collect();
             Ok((joined(&pool, encoded.into_iter().map(|(ids, _)| ids).collect()), offsets_of(&ends)))
         })
@@ -84,7 +90,7 @@ fn encode_chunk(
     first: usize,
     policy: &SpecialPolicy,
     several: bool,
-) -> Result<(Vec<u32>, Vec<usize>), Error> {
+) -> Result<EncodedChunk, Error> {
     tok.inner.encode_concatenated(chunk, policy).map_err(|e| {
         // Which text: the first of the chunk that fails alone.
         let j = chunk.iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);

@@ -169,7 +169,6 @@ impl CoreTokenizer {
     /// Ids of many texts as one flat `uint32` array and `int64` offsets (`len(texts) + 1`), encoded in parallel
     /// on `threads` threads (0: every core). See `numpy_out`.
     #[pyo3(signature = (texts, threads, allowed=None, disallowed=None))]
-    #[allow(clippy::type_complexity)] // the pair of arrays Python receives
     fn encode_batch_numpy<'py>(
         &self,
         py: Python<'py>,
@@ -177,7 +176,7 @@ impl CoreTokenizer {
         threads: usize,
         allowed: Option<Vec<bool>>,
         disallowed: Option<Vec<bool>>,
-    ) -> PyResult<(Bound<'py, numpy::PyArray1<u32>>, Bound<'py, numpy::PyArray1<i64>>)> {
+    ) -> PyResult<numpy_out::IdsAndOffsets<'py>> {
         let policy = self.policy_or_default(allowed, disallowed)?;
         numpy_out::encode_batch(self, py, &borrow_texts(&texts)?, &policy, threads)
     }
