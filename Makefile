@@ -81,7 +81,8 @@ bench-genome: $(BUILT) $(BENCH_DEPS)
 bench-datasets: $(BUILT) $(BENCH_DEPS) $(TEST_DEPS)
 	$(PY) bench/hf_datasets.py $(DATASETS_ARGS)
 
-# make bench-encode ENCODE_ARGS=--quick (or --case worst, --only tiktoken, --encoding gpt2, ...): see bench/encode.py.
+# make bench-encode ENCODE_ARGS=--quick (or --case worst, --only gigatoken, --encoding o200k_base, ...): see
+# bench/encode.py.
 bench-encode: $(BUILT) $(BENCH_DEPS)
 	$(PY) bench/encode.py $(ENCODE_ARGS)
 
@@ -118,10 +119,11 @@ $(TIKTOKEN_SUITE): | $(VENV)/bin/activate
 	touch $@
 
 # The peers the benchmarks compare with (and their charts); only the benchmarks need them, not the tests.
-# Training: tokenizers, sentencepiece, rustbpe, bpeasy. Encoding: tiktoken, tokenizers, tokie, rs-bpe, bpe-openai, kitoken.
+# Training: tokenizers, sentencepiece, rustbpe, bpeasy. Encoding: gigatoken, tiktoken, tokie (and, with
+# --extra-peers, tokenizers, rs-bpe, bpe-openai, kitoken).
 $(BENCH_DEPS): pyproject.toml Makefile | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet "tokenizers>=0.15" "sentencepiece>=0.2" "rustbpe>=0.1" "bpeasy>=0.1.6" matplotlib \
-		"tiktoken>=0.7" "tokie>=0.1.4" "rs-bpe>=0.1" "bpe-openai>=0.1.4" "kitoken>=0.11"
+		"tiktoken>=0.7" "tokie>=0.1.4" "rs-bpe>=0.1" "bpe-openai>=0.1.4" "kitoken>=0.11" "gigatoken>=0.10" numpy
 	touch $@
 
 # maturin develop builds the release extension and installs it (editable) into .venv.

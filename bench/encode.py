@@ -1,51 +1,43 @@
-"""Encoding benchmark: bytepair and its peers in one run, on the same documents, with the ids checked.
+"""Encoding benchmark: bytepair and its peers in one run, on text the measuring process has not seen.
 
-Peers: tiktoken, HF tokenizers, tokie, rs-bpe, bpe-openai, kitoken. Corpora: English (~4 KB documents cut at
-whitespace from the first 20 MB of the Gutenberg corpus), multilingual (every file under multilingual/ cut into
-~4 KB documents) and Python code (the standard library's .py files cut into ~4 KB documents, first 20 MB);
-encodings gpt2, cl100k_base and o200k_base (r50k_base, p50k_base on request); one thread and two threads. Plus
-the worst cases: 10 MB in one piece ("a" * 10M, random ASCII letters, random digits) for gpt2 and cl100k.
+Peers: gigatoken, tiktoken and tokie (and, with --extra-peers, HF tokenizers, rs-bpe, bpe-openai, kitoken).
+Encodings r50k_base, cl100k_base, o200k_base (p50k_base on request). What is measured:
 
-    python bench/encode.py                   # everything (~20 min on 2 cores) -> bench/results/
-    python bench/encode.py --quick           # 1 MB of English only, every encoding and library (~1 min)
-    python bench/encode.py --case worst      # one case (repeatable): english, multilingual, code, worst
-    python bench/encode.py --only tiktoken   # only these libraries (repeatable, or comma-separated): bytepair,
-                                             #   bytepair-batch, tiktoken, hf, tokie, rs-bpe, bpe-openai, kitoken
-    python bench/encode.py --encoding gpt2   # only these encodings (repeatable); also r50k_base, p50k_base
-    python bench/encode.py --out DIR         # where encode.md, encode.json and encode.png go
+- english / multilingual / code: ~4 KB documents, two slices of each corpus (English: the first and the next
+  10 MB of the Gutenberg books; Python code: the first and the next 10 MB of the stdlib's .py files;
+  multilingual: every file under multilingual/, its documents shuffled with a fixed seed and halved). Calls: one
+  call per document on one CPU ("docs"), and each library's batch call on 1 and on 2 threads ("batch").
+- single: one call on 10 MB of English (a slice of its own), one CPU.
+- worst: one call on random ASCII letters, random digits, "a" * n and base64 text (no line breaks), each at
+  1, 4 and 10 MB, one CPU: linearity (10 MB ÷ 1 MB), time per byte against the same library's 10 MB of
+  English, and against tiktoken's English.
+
+    python bench/encode.py                   # everything -> bench/results/ (see the report for how long)
+    python bench/encode.py --quick           # 1 MB slices of English, one repetition (a few minutes)
+    python bench/encode.py --case worst      # one case (repeatable): english, multilingual, code, single, worst
+    python bench/encode.py --only gigatoken  # only these libraries (repeatable or comma-separated; see LIBRARIES)
+    python bench/encode.py --encoding o200k_base
+    python bench/encode.py --reps 3          # processes per measurement (default 2; the best is reported)
     make bench-encode ENCODE_ARGS=--quick    # the same through make (installs the peers first)
 
-`make bench` still runs the training benchmark (bench/train.py) only; `make bench-encode` runs this one.
-A full run writes bench/results/; a partial one (--quick, --case, --only, --encoding, --english-mb) writes
-bench/.cache/results/ unless --out says otherwise, so it never overwrites the committed full results by accident.
+A full run writes bench/results/; a partial one writes bench/.cache/results/ unless --out says otherwise.
 
-Method (the markdown report repeats it, with each library's exact calls):
-- Every measurement (one library, one corpus, one encoding, one thread count) runs in its own child process with
-  a time limit, so a crash or a hang of one library cannot stop the run. The child loads the documents and the
-  vocabulary (not timed), then encodes all documents up to 3 times (the first run is kept too: caches warm up in
-  it) and writes a digest of every document's ids.
-- The whole plan runs twice (--passes), the second time backwards, and the best run of both is reported: this
-  machine changes speed for minutes at a time, and one pass could put a slow spell on one library only.
-- Libraries with a thread knob also time their batch call on 1 thread inside the 2-thread child, alternating
-  with the 2-thread runs: the scaling ratio then comes from the same minutes.
-- 1 thread: a Python loop of single-document calls, for every library (bytepair's encode_batch with threads=1
-  is an extra row, "bytepair-batch"). 2 threads: each library's own batch call with 2 threads where it has a
-  knob, and RAYON_NUM_THREADS=2 for every child (1 in the one-thread children).
-- ids: every document's ids are compared with tiktoken's (the reference, also run when --only leaves it out).
-- Worst cases: one call on the whole 10 MB text (the first on it: a repeat would time caches), 60 s limit by
-  default, counted from the start of the call; the time per byte is compared with the library's on English.
-
-Shared data is found via $BYTEPAIR_SHARED_DATA or ../shared/data beside the repository; nothing is downloaded:
-tiktoken's encodings are built by its own constructors (tiktoken_ext.openai_public) with their loaders pointed
-at the shared files (the pinned hashes are still checked); peers whose vocabulary cannot be loaded offline are
-reported as such. Documents and worst-case inputs are prepared once and cached (outside git) in bench/.cache/.
-Peers that are not installed are skipped (and the table says so); `make bench-encode` installs them.
+Method (the report repeats it): every measurement runs in a fresh child process, which reads its inputs, loads
+the tokenizer and encodes one short sentence (both timed apart: "load"), then encodes slice A once ("cold": the
+first pass over real text), slice B once ("steady": text it has not seen, after its caches warmed on A), and B
+again ("same text": shown, never a target). Each figure therefore comes from a process that had not seen that
+text. Each measurement is repeated in `--reps` processes, every other repetition of the whole plan backwards,
+and the quickest process's figure is reported (each of them is an honest cold or steady figure; the machine's
+speed varies). Peak RSS (VmHWM) of the child is reported beside the times. One-thread children are pinned to
+one CPU. Every document's ids are compared with tiktoken's, phase by phase.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime
+import gc
 import gzip
 import hashlib
 import json
@@ -53,7 +45,6 @@ import os
 import platform
 import random
 import re
-import statistics
 import string
 import sys
 import sysconfig
@@ -78,28 +69,24 @@ from common import (
 )
 
 HF_GPT2 = SHARED / "gpt2/tokenizer.json"
-
 DOC_BYTES = 4096  # target document size; a document ends at the first whitespace from here on
-ENGLISH_MB = 20
-CODE_MB = 20
-WORST_BYTES = 10_000_000
-WORST_SEED = 20240611
-RUNS = 3  # per pass; best of all passes' runs: this 2-core VM varies ±30% from run to run
-PASSES = 2  # the whole plan twice, the second time backwards: the machine changes speed for minutes at a time
-# Libraries whose batch call takes a thread count: their 2-thread child also times the same call with 1 thread,
-# alternating with the 2-thread runs, for a scaling ratio from the same minutes.
-THREAD_KNOB = ("bytepair", "tiktoken", "rs-bpe", "bpe-openai")
-STANDARD_ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
-ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
-WORST_ENCODINGS = ["gpt2", "cl100k_base"]
+SLICE_MB = 10  # each of the two slices of English and code
+SINGLE_MB = 10  # the one-call English text
+WORST_SIZES_MB = (1, 4, 10)
+WORST_SEED = 20261126
+REPS = 2
+STANDARD_ENCODINGS = ["r50k_base", "cl100k_base", "o200k_base"]
+ALL_ENCODINGS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 WORST_KINDS = {
-    "a": '"a" repeated',
     "letters": "random ASCII letters, no space",
     "digits": "random digits",
+    "a": '"a" repeated',
+    "base64": "base64 of random bytes, no line breaks",
 }
-WARM_UP = "A short sentence, encoded once before a worst-case call: 1 2 3."
-SEPARATOR = b"<|endoftext|>"  # between the books of the Gutenberg file: documents never contain it (see cut_documents)
-DOCS_VERSION = 2  # in the cache file names: bump when the way documents are cut changes
+WARM_UP = "A short sentence, encoded once after loading (timed with the load): 1 2 3."
+SEPARATOR = b"<|endoftext|>"  # between the books of the Gutenberg file: documents never contain it
+DOCS_VERSION = 3  # in the cache file names: bump when the way inputs are cut changes
+PHASES = ("cold", "steady", "same")
 
 
 # -- libraries (loaded in the child process) -------------------------------------------------------------
@@ -112,34 +99,66 @@ class Library:
     module: str  # import name, to check it is installed
     dist: str | None  # distribution name, for the versions line
     color: str
-    single: str  # the one-thread call, as the notes show it
-    batch: str  # the two-thread call
+    calls: dict  # kind ("docs", "batch", "single") -> the call, as the report shows it
     encodings: tuple[str, ...]  # what it can load offline here
     why_not: str = ""  # why not the others
+    extra: bool = False  # run only with --extra-peers (or --only)
 
 
+R50K_ONLY = ("r50k_base",)
+OPENAI_BUILT_IN = ("cl100k_base", "o200k_base")
 LIBRARIES = {
     lib.key: lib
     for lib in [
         Library(
             "bytepair",
-            "bytepair",
+            "bytepair (numpy)",
             "bytepair",
             "bytepair",
             "tab:blue",
-            "tok.encode_ordinary(doc)",
-            "tok.encode_batch(docs, disallowed_special=(), threads=2)",
+            {
+                "docs": "tok.encode_to_numpy(doc)",
+                "batch": "tok.encode_batch_to_numpy(docs, threads=N)  # (flat uint32 ids, int64 offsets)",
+                "single": "tok.encode_to_numpy(text)",
+            },
             tuple(ALL_ENCODINGS),
         ),
         Library(
-            "bytepair-batch",
-            "bytepair (encode_batch)",
+            "bytepair-list",
+            "bytepair (lists)",
             "bytepair",
             None,
             "cornflowerblue",
-            "tok.encode_batch(docs, disallowed_special=(), threads=1)",
-            "(one-thread row only)",
+            {
+                "docs": "tok.encode_ordinary(doc)",
+                "batch": "tok.encode_batch(docs, disallowed_special=(), threads=N)",
+                "single": "tok.encode_ordinary(text)",
+            },
             tuple(ALL_ENCODINGS),
+        ),
+        Library(
+            "gigatoken",
+            "gigatoken (numpy / awkward)",
+            "gigatoken",
+            "gigatoken",
+            "tab:green",
+            {
+                "docs": "tok.encode(doc)  # numpy",
+                "batch": "tok.encode_batch(docs)  # awkward Array; RAYON_NUM_THREADS=N",
+                "single": "tok.encode(text)",
+            },
+            ("r50k_base", "cl100k_base", "o200k_base"),
+            "p50k_base's ranks are not dense, which its rank loader refuses",
+        ),
+        Library(
+            "gigatoken-list",
+            "gigatoken (lists)",
+            "gigatoken",
+            None,
+            "yellowgreen",
+            {"batch": "tok.encode_batch_list(docs)  # RAYON_NUM_THREADS=N"},
+            ("r50k_base", "cl100k_base", "o200k_base"),
+            "p50k_base's ranks are not dense, which its rank loader refuses",
         ),
         Library(
             "tiktoken",
@@ -147,20 +166,12 @@ LIBRARIES = {
             "tiktoken",
             "tiktoken",
             "tab:orange",
-            "enc.encode_ordinary(doc)",
-            "enc.encode_ordinary_batch(docs, num_threads=2)",
+            {
+                "docs": "enc.encode_ordinary(doc)",
+                "batch": "enc.encode_ordinary_batch(docs, num_threads=N)",
+                "single": "enc.encode_ordinary(text)",
+            },
             tuple(ALL_ENCODINGS),
-        ),
-        Library(
-            "hf",
-            "HF tokenizers",
-            "tokenizers",
-            "tokenizers",
-            "tab:green",
-            "tok.encode(doc, add_special_tokens=False).ids",
-            "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)] (RAYON_NUM_THREADS=2)",
-            ("gpt2",),
-            "no tokenizer.json for it offline (the HF hub only)",
         ),
         Library(
             "tokie",
@@ -168,10 +179,27 @@ LIBRARIES = {
             "tokie",
             "tokie",
             "tab:red",
-            "tok.encode(doc, add_special_tokens=False).ids",
-            "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)] (no thread knob)",
-            ("gpt2",),
-            "no tokenizer.json for it offline (from_pretrained downloads from the HF hub)",
+            {
+                "docs": "tok.encode(doc, add_special_tokens=False).ids",
+                "batch": "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)]  # no thread knob",
+                "single": "tok.encode(text, add_special_tokens=False).ids",
+            },
+            R50K_ONLY,
+            "only GPT-2's tokenizer.json is available offline (from_pretrained downloads from the HF hub)",
+        ),
+        Library(
+            "hf",
+            "HF tokenizers",
+            "tokenizers",
+            "tokenizers",
+            "tab:olive",
+            {
+                "docs": "tok.encode(doc, add_special_tokens=False).ids",
+                "batch": "[e.ids for e in tok.encode_batch(docs, add_special_tokens=False)]",
+            },
+            R50K_ONLY,
+            "only GPT-2's tokenizer.json is available offline",
+            extra=True,
         ),
         Library(
             "rs-bpe",
@@ -179,10 +207,14 @@ LIBRARIES = {
             "rs_bpe",
             "rs-bpe",
             "tab:purple",
-            "tok.encode(doc)",
-            "tok.encode_batch_parallel(docs, ParallelOptions(min_batch_size=1, chunk_size=32, max_threads=2))[0]",
-            ("cl100k_base", "o200k_base"),
+            {
+                "docs": "tok.encode(doc)",
+                "batch": "tok.encode_batch_parallel(docs, ParallelOptions(min_batch_size=1, chunk_size=32, "
+                "max_threads=N))[0]",
+            },
+            OPENAI_BUILT_IN,
             "only cl100k_base and o200k_base are built in, no loader",
+            extra=True,
         ),
         Library(
             "bpe-openai",
@@ -190,10 +222,10 @@ LIBRARIES = {
             "bpe_openai",
             "bpe-openai",
             "tab:brown",
-            "enc.encode_ordinary(doc)",
-            "enc.encode_ordinary_batch(docs, num_threads=2)",
-            ("cl100k_base", "o200k_base"),
-            "its Rust backend has only cl100k_base, o200k_base (and voyage3_base) built in",
+            {"docs": "enc.encode_ordinary(doc)", "batch": "enc.encode_ordinary_batch(docs, num_threads=N)"},
+            OPENAI_BUILT_IN,
+            "only cl100k_base and o200k_base are built in",
+            extra=True,
         ),
         Library(
             "kitoken",
@@ -201,13 +233,13 @@ LIBRARIES = {
             "kitoken",
             "kitoken",
             "tab:pink",
-            "tok.encode(doc)",
-            "tok.encode_all(docs) (no thread knob)",
+            {"docs": "tok.encode(doc)", "batch": "tok.encode_all(docs)  # no thread knob"},
             tuple(ALL_ENCODINGS),
+            extra=True,
         ),
     ]
 }
-PEERS = ["tiktoken", "hf", "tokie", "rs-bpe", "bpe-openai", "kitoken"]
+PEERS = [k for k in LIBRARIES if not k.startswith("bytepair")]
 
 
 def tiktoken_encoding(name: str):
@@ -239,62 +271,89 @@ def tiktoken_encoding(name: str):
     return tiktoken.Encoding(**getattr(openai_public, name)())
 
 
-def load_library(key: str, encoding: str):
-    """(one, batch_for): encode one text -> list of ids; batch_for(threads) -> a call that encodes a list of texts
-    into a list of lists on that many threads (libraries without a thread knob ignore it: see THREAD_KNOB)."""
-    if key in ("bytepair", "bytepair-batch"):
+def load_library(key: str, encoding: str, threads: int):
+    """{kind: call}: "one" encodes one text, "batch" a list of texts (on `threads` threads where the library
+    has a knob; the others get RAYON_NUM_THREADS from the parent)."""
+    if key in ("bytepair", "bytepair-list"):
         import bytepair
 
         tok = bytepair.get_encoding(encoding, SHARED)
-        batch_for = lambda threads: lambda docs: tok.encode_batch(docs, disallowed_special=(), threads=threads)  # noqa: E731
-        return (None if key == "bytepair-batch" else tok.encode_ordinary), batch_for
+        if key == "bytepair":
+            if not hasattr(tok, "encode_batch_to_numpy"):  # before 0.2: a list of arrays (for comparisons)
+                return {"one": tok.encode_to_numpy, "batch": lambda docs: tok.encode_to_numpy(docs, threads=threads)}
+            return {"one": tok.encode_to_numpy, "batch": lambda docs: tok.encode_batch_to_numpy(docs, threads=threads)}
+        return {
+            "one": tok.encode_ordinary,
+            "batch": lambda docs: tok.encode_batch(docs, disallowed_special=(), threads=threads),
+        }
+    if key in ("gigatoken", "gigatoken-list"):
+        import gigatoken
+
+        tok = gigatoken.Tokenizer.from_tiktoken(str(SHARED / "tiktoken" / f"{encoding}.tiktoken"))
+        if key == "gigatoken-list":
+            return {"one": lambda text: tok.encode_batch_list([text])[0], "batch": tok.encode_batch_list}
+        return {"one": tok.encode, "batch": tok.encode_batch}
     if key == "tiktoken":
         enc = tiktoken_encoding(encoding)
-        return enc.encode_ordinary, lambda threads: lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
-    if key == "hf":
-        from tokenizers import Tokenizer
+        return {"one": enc.encode_ordinary, "batch": lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)}
+    if key in ("hf", "tokie"):
+        if key == "hf":
+            from tokenizers import Tokenizer
 
-        tok = Tokenizer.from_file(str(HF_GPT2))
-        return (
-            lambda text: tok.encode(text, add_special_tokens=False).ids,
-            lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
-        )
-    if key == "tokie":
-        import tokie
+            tok = Tokenizer.from_file(str(HF_GPT2))
+        else:
+            import tokie
 
-        tok = tokie.Tokenizer.from_json(str(HF_GPT2))
-        return (
-            lambda text: tok.encode(text, add_special_tokens=False).ids,
-            lambda threads: lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
-        )
+            tok = tokie.Tokenizer.from_json(str(HF_GPT2))
+        return {
+            "one": lambda text: tok.encode(text, add_special_tokens=False).ids,
+            "batch": lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
+        }
     if key == "rs-bpe":
         from rs_bpe.bpe import openai
 
         tok = {"cl100k_base": openai.cl100k_base, "o200k_base": openai.o200k_base}[encoding]()
-
-        def batch_for(threads):
-            options = openai.ParallelOptions(min_batch_size=1, chunk_size=32, max_threads=threads)
-            return lambda docs: tok.encode_batch_parallel(docs, options)[0]
-
-        return tok.encode, batch_for
+        options = openai.ParallelOptions(min_batch_size=1, chunk_size=32, max_threads=threads)
+        return {"one": tok.encode, "batch": lambda docs: tok.encode_batch_parallel(docs, options)[0]}
     if key == "bpe-openai":
         import bpe_openai
 
         enc = bpe_openai.get_encoding(encoding)
-        return enc.encode_ordinary, lambda threads: lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
+        return {"one": enc.encode_ordinary, "batch": lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)}
     if key == "kitoken":
         from kitoken import Kitoken
 
-        if encoding == "gpt2":
-            tok = Kitoken.from_tokenizers_file(str(HF_GPT2))
-        else:
-            tok = Kitoken.from_tiktoken_file(str(SHARED / "tiktoken" / f"{encoding}.tiktoken"))
-        return tok.encode, lambda threads: tok.encode_all
+        tok = Kitoken.from_tiktoken_file(str(SHARED / "tiktoken" / f"{encoding}.tiktoken"))
+        return {"one": tok.encode, "batch": tok.encode_all}
     raise ValueError(key)
 
 
+# -- the child: one measurement --------------------------------------------------------------------------
+
+
 def digest(ids) -> str:
-    return hashlib.blake2b(array("I", ids).tobytes(), digest_size=8).hexdigest()
+    if hasattr(ids, "tobytes"):  # a numpy array
+        data = ids.astype("<u4", copy=False).tobytes()
+    else:
+        data = array("I", ids).tobytes()
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def per_document(out, kind: str) -> list:
+    """Each document's ids, whatever shape the library returned them in."""
+    if kind != "batch":
+        return out
+    if isinstance(out, tuple) and len(out) == 2 and hasattr(out[0], "dtype"):  # (flat ids, offsets)
+        ids, offsets = out
+        return [ids[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
+    if type(out).__module__.partition(".")[0] == "awkward":
+        import awkward as ak
+        import numpy as np
+
+        flat, counts = ak.to_numpy(ak.flatten(out)), ak.to_numpy(ak.num(out))
+        ends = np.cumsum(counts)
+        return [flat[e - c : e] for e, c in zip(ends, counts)]
+    return out
 
 
 def cpu_seconds() -> float:
@@ -304,73 +363,45 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def read_input(path: str, kind: str):
+    if kind == "docs" or kind == "batch":
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    return Path(path).read_text(encoding="utf-8")
+
+
 def child(spec: dict) -> None:
-    if spec["worst"]:
-        docs = [Path(spec["input"]).read_text(encoding="ascii")]
-    else:
-        docs = json.loads(Path(spec["input"]).read_text(encoding="utf-8"))
+    if spec["threads"] == 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU: what "one thread" means here
+    kind = spec["kind"]
+    inputs = {phase: read_input(path, kind) for phase, path in spec["inputs"].items()}
     start = time.perf_counter()
-    one, batch_for = load_library(spec["library"], spec["encoding"])
-    batch = batch_for(spec["threads"])
+    calls = load_library(spec["library"], spec["encoding"], spec["threads"])
     load_s = time.perf_counter() - start
-    if spec["mode"] == "loop":
-
-        def encode_all():
-            return [one(d) for d in docs]
-    else:
-        encode_all = lambda: batch(docs)  # noqa: E731
-    # The same batch call on 1 thread, run alternately with the timed one (2-thread children of THREAD_KNOB).
-    paired = batch_for(1) if spec.get("paired") else None
-
-    if spec["worst"]:  # lazy set-up (first-call costs) is not what the worst case measures
-        one(WARM_UP) if one else batch([WARM_UP])
-    Path(spec["started"]).write_text(json.dumps({"load_s": load_s}))  # the parent's clock for the limit starts
-    runs, cpu, out, paired_runs, paired_digests = [], [], None, [], None
-    digests = tokens = None
-
-    def keep_digests():
-        """Digests of the latest timed run's ids (before they are freed, and at the end)."""
-        nonlocal digests, tokens
-        if out is not None:
-            digests, tokens = [digest(ids) for ids in out], sum(map(len, out))
-
-    def run_paired():
-        # One output alive at a time: a kept one (its lists made while bytepair had the cycle collector paused)
-        # would be walked by the collector inside the next timed call.
-        nonlocal out, paired_digests
-        keep_digests()
+    call = calls["batch"] if kind == "batch" else calls["one"]
+    start = time.perf_counter()
+    call([WARM_UP] if kind == "batch" else WARM_UP)
+    first_call_s = time.perf_counter() - start
+    Path(spec["started"]).write_text("{}")  # the parent's clock for the time limit starts here
+    result: dict = {"load_s": load_s, "first_call_s": first_call_s, "phases": {}}
+    for phase in spec["phases"]:
+        data = inputs["steady" if phase == "same" else phase]
         out = None
-        t0 = time.perf_counter()
-        ids = paired(docs)
-        paired_runs.append(time.perf_counter() - t0)
-        paired_digests = [digest(x) for x in ids]
-
-    while len(runs) < spec["runs"] and sum(runs) + sum(paired_runs) < spec["budget_s"]:
-        paired_first = paired is not None and len(runs) % 2 == 0  # 1 t, 2 t, 2 t, 1 t, 1 t, 2 t, ...
-        if paired_first:
-            run_paired()
-        out = None  # free the previous run's ids first
+        gc.collect()
         c0, t0 = cpu_seconds(), time.perf_counter()
-        out = encode_all()
-        runs.append(time.perf_counter() - t0)
-        cpu.append(cpu_seconds() - c0)
-        if paired is not None and not paired_first:
-            run_paired()
-    keep_digests()
-    best = min(range(len(runs)), key=runs.__getitem__)
-    result = {
-        "runs_s": runs,
-        "seconds": runs[best],
-        "first_s": runs[0],
-        "cpu_per_wall": cpu[best] / runs[best],
-        "load_s": load_s,
-        "tokens": tokens,
-        "digests": digests,
-    }
-    if paired is not None:
-        result.update(
-            paired_runs_s=paired_runs, paired_one_thread_s=min(paired_runs), paired_ids_equal=paired_digests == digests
-        )
+        if kind == "docs":
+            out = [call(doc) for doc in data]
+        else:
+            out = call(data)
+        seconds = time.perf_counter() - t0
+        cpu = cpu_seconds() - c0
+        docs = per_document(out, kind) if kind in ("docs", "batch") else [out]
+        result["phases"][phase] = {
+            "seconds": seconds,
+            "cpu_per_wall": cpu / seconds if seconds > 0 else None,
+            "tokens": sum(len(d) for d in docs),
+            "digests": [digest(d) for d in docs],
+        }
+        out = docs = None
     peak = peak_rss_mb("self")
     if peak is not None:
         result["peak_rss_mb"] = peak
@@ -412,82 +443,200 @@ def _valid_utf8(data: bytes) -> bytes:
     return data.decode("utf-8", errors="replace").encode("utf-8")
 
 
-def english_docs(mb: float) -> Path:
-    def write(out):
-        with gzip.open(GUTENBERG_GZ, "rb") as src:
-            data = src.read(int(mb * 1_000_000))
-            data += src.readline()  # on to the end of the line
-        out.write(json.dumps(cut_documents(_valid_utf8(data)), ensure_ascii=False).encode("utf-8"))
+def _gutenberg(skip_mb: float, mb: float) -> bytes:
+    """`mb` MB of the Gutenberg books after the first `skip_mb`, from line start to line end, separators out."""
+    with gzip.open(GUTENBERG_GZ, "rb") as src:
+        if skip_mb:
+            src.read(int(skip_mb * 1_000_000))
+            src.readline()
+        data = src.read(int(mb * 1_000_000)) + src.readline()
+    return _valid_utf8(data).replace(SEPARATOR, b"")
 
-    return write_atomically(CACHE / "encode" / f"english_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
+
+def english_slices(mb: float) -> dict[str, Path]:
+    """Documents of the first `mb` MB (A, cold) and of the next `mb` MB (B, steady)."""
+    out = {}
+    for phase, skip in (("cold", 0), ("steady", mb)):
+
+        def write(f, skip=skip):
+            f.write(json.dumps(cut_documents(_gutenberg(skip, mb)), ensure_ascii=False).encode("utf-8"))
+
+        out[phase] = write_atomically(CACHE / "encode" / f"english_{skip:g}+{mb:g}mb_v{DOCS_VERSION}.json", write)
+    return out
 
 
-def multilingual_docs() -> Path:
-    def write(out):
+def single_slices(mb: float, after_mb: float) -> dict[str, Path]:
+    """One text of `mb` MB (A) and another (B), after the documents' slices (so no process saw them)."""
+    out = {}
+    for phase, skip in (("cold", after_mb), ("steady", after_mb + mb)):
+
+        def write(f, skip=skip):
+            f.write(_gutenberg(skip, mb))
+
+        out[phase] = write_atomically(CACHE / "encode" / f"single_{skip:g}+{mb:g}mb_v{DOCS_VERSION}.txt", write)
+    return out
+
+
+def halves(docs: list[str]) -> tuple[list[str], list[str]]:
+    """The documents shuffled with a fixed seed and halved: two slices of the same mix of files."""
+    docs = list(docs)
+    random.Random(DOCS_VERSION).shuffle(docs)
+    return docs[: len(docs) // 2], docs[len(docs) // 2 :]
+
+
+def multilingual_slices() -> dict[str, Path]:
+    def all_docs() -> list[str]:
         docs = []
         for p in sorted((SHARED / "multilingual").rglob("*")):
             if p.is_file():
                 docs += cut_documents(_valid_utf8(p.read_bytes()))
-        out.write(json.dumps(docs, ensure_ascii=False).encode("utf-8"))
+        return docs
 
-    return write_atomically(CACHE / "encode" / f"multilingual_{DOC_BYTES}_v{DOCS_VERSION}.json", write)
+    parts = None
+    out = {}
+    for i, phase in enumerate(("cold", "steady")):
+
+        def write(f, i=i):
+            nonlocal parts
+            parts = parts or halves(all_docs())
+            f.write(json.dumps(parts[i], ensure_ascii=False).encode("utf-8"))
+
+        out[phase] = write_atomically(CACHE / "encode" / f"multilingual_{phase}_v{DOCS_VERSION}.json", write)
+    return out
 
 
-def code_docs(mb: float) -> Path:
-    def write(out):
-        root, docs, total = Path(sysconfig.get_paths()["stdlib"]), [], 0
+def code_slices(mb: float) -> dict[str, Path]:
+    """The standard library's .py files in order, cut into documents: the first `mb` MB and the next."""
+
+    def files():
+        root = Path(sysconfig.get_paths()["stdlib"])
         for p in sorted(root.rglob("*.py")):
-            if "site-packages" in p.parts:
-                continue
-            data = _valid_utf8(p.read_bytes())
-            docs += cut_documents(data)
+            if "site-packages" not in p.parts:
+                yield _valid_utf8(p.read_bytes())
+
+    parts = None
+
+    def both() -> list[list[str]]:
+        a, b, total = [], [], 0
+        for data in files():
+            (a if total < mb * 1_000_000 else b).extend(cut_documents(data))
             total += len(data)
-            if total >= mb * 1_000_000:
+            if total >= 2 * mb * 1_000_000:
                 break
-        out.write(json.dumps(docs, ensure_ascii=False).encode("utf-8"))
+        return [a, b]
 
-    return write_atomically(
-        CACHE / "encode" / f"code_py{platform.python_version()}_{mb:g}mb_{DOC_BYTES}_v{DOCS_VERSION}.json", write
-    )
+    out = {}
+    for i, phase in enumerate(("cold", "steady")):
+
+        def write(f, i=i):
+            nonlocal parts
+            parts = parts or both()
+            f.write(json.dumps(parts[i], ensure_ascii=False).encode("utf-8"))
+
+        name = f"code_py{platform.python_version()}_{mb:g}mb_{phase}_v{DOCS_VERSION}.json"
+        out[phase] = write_atomically(CACHE / "encode" / name, write)
+    return out
 
 
-def worst_input(kind: str, nbytes: int = WORST_BYTES) -> Path:
+def worst_input(kind: str, nbytes: int) -> Path:
     def write(out):
         if kind == "a":
             out.write(b"a" * nbytes)
             return
-        alphabet = string.ascii_letters if kind == "letters" else string.digits
         rng = random.Random(f"{WORST_SEED}-{kind}")
+        if kind == "base64":
+            out.write(base64.b64encode(rng.randbytes(nbytes * 3 // 4 + 3))[:nbytes])
+            return
+        alphabet = string.ascii_letters if kind == "letters" else string.digits
         for start in range(0, nbytes, 1_000_000):  # in pieces: less memory
             out.write("".join(rng.choices(alphabet, k=min(1_000_000, nbytes - start))).encode("ascii"))
 
     return write_atomically(CACHE / "encode" / f"worst_{kind}_{nbytes}b_seed{WORST_SEED}.txt", write)
 
 
+# -- the plan ---------------------------------------------------------------------------------------------
+
+
 @dataclass
-class Corpus:
-    key: str
+class Group:
+    """One input (a corpus's slices, or a worst case), one encoding, one kind of call, one thread count: the
+    libraries in it are compared."""
+
+    case: str
     label: str
-    path: object  # () -> Path of the cached documents (JSON list of str)
+    encoding: str
+    kind: str  # docs, batch, single, worst
+    threads: int
+    libraries: list[str]
+    inputs: object  # () -> {phase: Path}
+    phases: tuple[str, ...] = PHASES
+    size_mb: float | None = None  # worst cases: the input's size
+    worst_kind: str | None = None
+    rows: list[dict] = field(default_factory=list)
 
 
-def corpora(english_mb: float) -> dict[str, Corpus]:
-    py = platform.python_version()
-    return {
-        "english": Corpus("english", f"English (Gutenberg, first {english_mb:g} MB)", lambda: english_docs(english_mb)),
-        "multilingual": Corpus("multilingual", "Multilingual (every file under multilingual/)", multilingual_docs),
-        "code": Corpus(
-            "code", f"Python code (Python {py} stdlib .py files, first {CODE_MB} MB)", lambda: code_docs(CODE_MB)
+def plan(args, only: list[str] | None) -> list[Group]:
+    slice_mb = args.slice_mb
+    libs = [k for k in LIBRARIES if (only and k in only) or (not only and (args.extra_peers or not LIBRARIES[k].extra))]
+    with_call = lambda kind: [k for k in libs if kind in LIBRARIES[k].calls]  # noqa: E731
+    corpora = {
+        "english": (
+            f"English (Gutenberg; A: first {slice_mb:g} MB, B: next {slice_mb:g} MB)",
+            lambda: english_slices(slice_mb),
+        ),
+        "multilingual": (
+            "Multilingual (every file under multilingual/, documents shuffled and halved)",
+            multilingual_slices,
+        ),
+        "code": (
+            f"Python code (Python {platform.python_version()} stdlib .py files; A: first {slice_mb:g} MB, B: next)",
+            lambda: code_slices(slice_mb),
         ),
     }
+    groups: list[Group] = []
+    for case in args.case:
+        for enc in args.encoding:
+            if case in corpora:
+                label, inputs = corpora[case]
+                groups.append(Group(case, label, enc, "docs", 1, with_call("docs"), inputs))
+                for threads in (1, 2):
+                    groups.append(Group(case, label, enc, "batch", threads, with_call("batch"), inputs))
+            elif case == "single":
+                mb = args.single_mb
+                label = f"One call on {mb:g} MB of English (A and B after the documents' slices)"
+                groups.append(
+                    Group(
+                        case,
+                        label,
+                        enc,
+                        "single",
+                        1,
+                        with_call("single"),
+                        lambda mb=mb: single_slices(mb, 2 * slice_mb),
+                    )
+                )
+            elif case == "worst":
+                for kind in WORST_KINDS:
+                    for mb in args.worst_mb:
+                        groups.append(
+                            Group(
+                                "worst",
+                                f"{mb:g} MB, {WORST_KINDS[kind]}",
+                                enc,
+                                "worst",
+                                1,
+                                with_call("single"),
+                                lambda kind=kind, mb=mb: {"cold": worst_input(kind, int(mb * 1e6))},
+                                phases=("cold",),
+                                size_mb=mb,
+                                worst_kind=kind,
+                            )
+                        )
+    return groups
 
 
-# -- the parent -------------------------------------------------------------------------------------------
-
-
-def measure(spec: dict, timeout: float, log_dir: Path, load_limit: float = 300) -> dict:
-    """Runs one measurement in a child process; kills it `timeout` s after the encoding started (or when the
-    loading takes longer than `load_limit` s)."""
+def measure(spec: dict, timeout: float, log_dir: Path) -> dict:
+    """Runs one measurement in a child process; kills it `timeout` s after its first timed call began."""
     threads = spec["threads"]
     env = dict(
         os.environ,
@@ -496,95 +645,32 @@ def measure(spec: dict, timeout: float, log_dir: Path, load_limit: float = 300) 
         TOKENIZERS_PARALLELISM="true" if threads > 1 else "false",
         TIKTOKEN_CACHE_DIR="",
     )
-    return run_child(__file__, spec, env, timeout, log_dir, load_limit=load_limit)
+    return run_child(__file__, spec, env, timeout, log_dir, load_limit=300)
 
 
-@dataclass
-class Group:
-    """One corpus (or worst-case input), one encoding, one thread count; ratios are taken within a group."""
-
-    case: str
-    label: str
-    encoding: str
-    threads: int
-    libraries: list[str]
-    input: object  # () -> Path
-    worst: bool = False
-    rows: list[dict] = field(default_factory=list)
-
-
-def plan(
-    cases: list[str], encodings: list[str], only: list[str] | None, english_mb: float, worst_bytes: int = WORST_BYTES
-) -> list[Group]:
-    groups: list[Group] = []
-    pick = (lambda keys: [k for k in keys if k in only]) if only else (lambda keys: keys)
-    corpus_defs = corpora(english_mb)
-    for case in cases:
-        if case == "worst":
-            for kind in WORST_KINDS:
-                for enc in [e for e in encodings if e in WORST_ENCODINGS]:
-                    groups.append(
-                        Group(
-                            "worst",
-                            kind,
-                            enc,
-                            1,
-                            pick([k for k in LIBRARIES if k != "bytepair-batch"]),
-                            lambda kind=kind: worst_input(kind, worst_bytes),
-                            worst=True,
-                        )
-                    )
-            continue
-        corpus = corpus_defs[case]
-        for enc in encodings:
-            groups.append(Group(case, corpus.label, enc, 1, pick(list(LIBRARIES)), corpus.path))
-            groups.append(
-                Group(case, corpus.label, enc, 2, pick([k for k in LIBRARIES if k != "bytepair-batch"]), corpus.path)
-            )
-    return groups
+def size_mb_of(paths: dict[str, Path], kind: str, cache: dict) -> dict[str, float]:
+    out = {}
+    for phase, path in paths.items():
+        if path not in cache:
+            if kind in ("docs", "batch"):
+                docs = json.loads(path.read_text(encoding="utf-8"))
+                cache[path] = (sum(len(d.encode("utf-8")) for d in docs) / 1e6, len(docs))
+            else:
+                cache[path] = (path.stat().st_size / 1e6, 1)
+        out[phase] = cache[path]
+    return out
 
 
-def input_info(path: Path, worst: bool) -> dict:
-    if worst:
-        return {"size_mb": path.stat().st_size / 1e6, "docs": 1}
-    docs = json.loads(path.read_text(encoding="utf-8"))
-    sizes = [len(d.encode("utf-8")) for d in docs]
-    return {"size_mb": sum(sizes) / 1e6, "docs": len(docs), "median_doc_bytes": sorted(sizes)[len(sizes) // 2]}
-
-
-def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int, passes: int, log_dir: Path) -> None:
-    """Measures every library of every group, `passes` times over (every other pass backwards, groups and libraries
-    both), and keeps each measurement's best run: a slow spell of the machine then does not fall on one library
-    only. A measurement that fails in one pass is not repeated; one that fails in a later pass reports the failure."""
-    references: dict[tuple, dict] = {}  # (case, label, encoding) -> tiktoken's result, the reference ids
-    infos: dict[Path, dict] = {}
-    for done in range(passes):
-        backwards = done % 2 == 1
+def execute(groups: list[Group], args, log_dir: Path) -> None:
+    """Measures every library of every group `args.reps` times, every other repetition of the whole plan
+    backwards, each in a fresh process; keeps, per phase, the quickest process's figure."""
+    sizes: dict = {}
+    for rep in range(args.reps):
+        backwards = rep % 2 == 1
         for g in reversed(groups) if backwards else groups:
-            path = Path(g.input())
-            if path not in infos:  # read once (setdefault would parse the documents again for every group)
-                infos[path] = input_info(path, g.worst)
-            info = infos[path]
-            ref_key = (g.case, g.label, g.encoding)
-            limit = worst_timeout if g.worst else timeout
-            spec = {
-                "input": str(path),
-                "encoding": g.encoding,
-                "threads": g.threads,
-                "worst": g.worst,
-                # worst cases: another run only while the runs so far took under a quarter of the limit, so
-                # that a slow library still finishes (two runs at most of under a quarter each)
-                "runs": runs,
-                "budget_s": limit / 4 if g.worst else limit / 2,
-            }
-            # the reference first: tiktoken's ids, also when --only leaves tiktoken out
-            if ref_key not in references and not g.worst and "tiktoken" not in g.libraries and installed("tiktoken"):
-                print(f"{g.label} · {g.encoding}: reference ids (tiktoken) …", file=sys.stderr, end=" ", flush=True)
-                ref = measure(dict(spec, library="tiktoken", threads=1, mode="loop", runs=1), limit, log_dir)
-                print(status_text(ref, info), file=sys.stderr, flush=True)
-                references[ref_key] = (
-                    {"library": "tiktoken", "digests": ref.get("digests")} if "digests" in ref else ref
-                )
+            paths = g.inputs()
+            info = size_mb_of(paths, g.kind, sizes)
+            limit = args.worst_timeout if g.kind == "worst" else args.timeout
             for key in reversed(g.libraries) if backwards else g.libraries:
                 lib = LIBRARIES[key]
                 row = next((r for r in g.rows if r["key"] == key), None)
@@ -593,271 +679,166 @@ def execute(groups: list[Group], timeout: float, worst_timeout: float, runs: int
                         "case": g.case,
                         "input": g.label,
                         "encoding": g.encoding,
+                        "kind": g.kind,
                         "threads": g.threads,
                         "library": lib.name,
                         "key": key,
-                        **info,
+                        "call": lib.calls.get("single" if g.kind == "worst" else g.kind, ""),
+                        "mb": {phase: info[phase][0] for phase in info},
+                        "docs": {phase: info[phase][1] for phase in info},
+                        "phases": {},
+                        "processes": 0,
                     }
+                    if g.worst_kind:
+                        row["worst_kind"], row["size_mb"] = g.worst_kind, g.size_mb
                     g.rows.append(row)
                     if g.encoding not in lib.encodings:
                         row["unavailable"] = lib.why_not
                     elif not installed(lib.module):
                         row["unavailable"] = "not installed"
-                if "unavailable" in row or (done > 0 and "seconds" not in row):
+                if "unavailable" in row or row.get("failed"):
                     continue
-                mode = "batch" if key == "bytepair-batch" or (g.threads > 1 and not g.worst) else "loop"
-                paired = mode == "batch" and g.threads > 1 and key in THREAD_KNOB
+                spec = {
+                    "library": key,
+                    "encoding": g.encoding,
+                    "kind": "single" if g.kind == "worst" else g.kind,
+                    "threads": g.threads,
+                    "inputs": {phase: str(p) for phase, p in paths.items()},
+                    "phases": list(g.phases),
+                }
                 print(
-                    f"pass {done + 1}/{passes} · {g.label} · {g.encoding} · {g.threads} thread(s): {lib.name} …",
+                    f"rep {rep + 1}/{args.reps} · {g.case} · {g.label[:40]} · {g.encoding} · {g.kind} "
+                    f"{g.threads} t: {lib.name} …",
                     file=sys.stderr,
                     end=" ",
                     flush=True,
                 )
-                result = measure(dict(spec, library=key, mode=mode, paired=paired), limit, log_dir)
-                print(status_text(result, info), file=sys.stderr, flush=True)
-                merge_pass(row, result, done + 1)
-                row["call"] = lib.single if mode == "loop" else lib.batch
-                if key == "tiktoken" and g.threads == 1 and "digests" in row and not g.worst:
-                    references.setdefault(ref_key, {"library": "tiktoken", "digests": row["digests"]})
-    for g in groups:
-        check_ids(g, references.get((g.case, g.label, g.encoding)))
+                result = measure(spec, limit, log_dir)
+                merge(row, result)
+                print(status_text(row, result), file=sys.stderr, flush=True)
 
 
-def merge_pass(row: dict, result: dict, pass_no: int) -> None:
-    """Adds one pass's measurement to a row: the best run of all passes, the first pass's first run, the
-    quickest load, the highest peak memory; a failure replaces the numbers (and says in which pass)."""
-    if "seconds" not in row or "seconds" not in result:
-        if "seconds" in row:  # measured before, failed now
-            for k in ("seconds", "runs_s", "first_s", "cpu_per_wall", "digests", "paired_one_thread_s"):
-                row.pop(k, None)
-            result = dict(result, failed_in_pass=pass_no)
-        row.update(result)
-        row["passes"] = pass_no
+def merge(row: dict, result: dict) -> None:
+    """Adds one process's measurement to a row: per phase the quickest process, the quickest load, the highest
+    peak memory; a failure in any process marks the row failed (and keeps what it said)."""
+    row["processes"] += 1
+    if "phases" not in result:
+        row["failed"] = result.get("error") or f"killed after {result.get('killed_after_s')} s"
+        if "killed_after_s" in result:
+            row["killed_after_s"] = result["killed_after_s"]
+        if result.get("peak_rss_mb"):
+            row["peak_rss_mb"] = max(row.get("peak_rss_mb") or 0, result["peak_rss_mb"])
         return
-    if result["digests"] != row["digests"] or result["tokens"] != row["tokens"]:
-        row["ids_vary_between_passes"] = True
-    row["runs_s"] = row["runs_s"] + result["runs_s"]
-    if result["seconds"] < row["seconds"]:
-        row["seconds"], row["cpu_per_wall"] = result["seconds"], result["cpu_per_wall"]
-    row["load_s"] = min(row["load_s"], result["load_s"])
+    for k in ("load_s", "first_call_s"):
+        row[k] = min(row.get(k, float("inf")), result[k])
     if result.get("peak_rss_mb"):
         row["peak_rss_mb"] = max(row.get("peak_rss_mb") or 0, result["peak_rss_mb"])
-    if "paired_one_thread_s" in result:
-        row["paired_runs_s"] = row.get("paired_runs_s", []) + result["paired_runs_s"]
-        row["paired_one_thread_s"] = min(row.get("paired_one_thread_s", float("inf")), result["paired_one_thread_s"])
-        row["paired_ids_equal"] = row.get("paired_ids_equal", True) and result["paired_ids_equal"]
-    row["passes"] = pass_no
+    for phase, p in result["phases"].items():
+        kept = row["phases"].get(phase)
+        if kept is None:
+            row["phases"][phase] = {**p, "runs_s": [p["seconds"]]}
+            continue
+        if p["digests"] != kept["digests"]:
+            row["ids_vary_between_processes"] = True
+        kept["runs_s"].append(p["seconds"])
+        if p["seconds"] < kept["seconds"]:
+            kept.update(seconds=p["seconds"], cpu_per_wall=p["cpu_per_wall"])
 
 
-def status_text(r: dict, info: dict) -> str:
-    if "seconds" in r:
-        return f"{r['seconds']:.3f} s, {info['size_mb'] / r['seconds']:.1f} MB/s, {r['tokens']} tokens"
-    if "killed_after_s" in r:
-        return f"> {r['killed_after_s']:g} s (killed)"
-    return f"error: {r.get('error')}"
+def status_text(row: dict, result: dict) -> str:
+    if "phases" not in result:
+        return row.get("failed", "failed")
+    parts = []
+    for phase, p in result["phases"].items():
+        parts.append(f"{phase} {row['mb'][phase if phase != 'same' else 'steady'] / p['seconds']:.1f} MB/s")
+    return ", ".join(parts) + f"; load {result['load_s']:.2f}+{result['first_call_s']:.2f} s"
 
 
-def check_ids(g: Group, reference: dict | None) -> None:
-    """Marks each row: same ids as the reference on every document, or on how many not. Worst cases, where
-    tiktoken usually runs out of time: the reference is tiktoken if it finished, else bytepair."""
-    if g.worst:
-        reference = next((r for r in g.rows if r["key"] == "tiktoken" and "digests" in r), None) or next(
-            (r for r in g.rows if r["key"] == "bytepair" and "digests" in r), None
-        )
-    if reference is not None and reference.get("digests") is not None:
-        ref_name = reference.get("library", "tiktoken")
-        for r in g.rows:
-            if "digests" not in r:
-                continue
-            if r is reference or (r["key"] == "tiktoken" and r["threads"] == 1 and not g.worst):
-                r["ids_reference"] = True
-                continue
-            differ = [i for i, (a, b) in enumerate(zip(r["digests"], reference["digests"])) if a != b]
-            r["ids_checked_against"] = ref_name
-            r["ids_differ_docs"] = len(differ)
-            if differ:
-                r["ids_first_differing_doc"] = differ[0]
-    for r in g.rows:
-        r.pop("digests", None)  # not kept in the report: ~80 KB per row
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1 MB of English only")
-    parser.add_argument("--case", action="append", choices=CASE_NAMES, help="run this case (repeatable)")
-    parser.add_argument("--only", action="append", help=f"only these libraries ({', '.join(LIBRARIES)})")
-    parser.add_argument(
-        "--encoding",
-        action="append",
-        choices=ALL_ENCODINGS,
-        help=f"only these encodings (repeatable; default {', '.join(STANDARD_ENCODINGS)})",
-    )
-    parser.add_argument("--english-mb", type=float, help=f"MB of English (default {ENGLISH_MB}, --quick 1)")
-    parser.add_argument("--runs", type=int, default=RUNS, help=f"runs per measurement and pass ({RUNS})")
-    parser.add_argument(
-        "--passes",
-        type=int,
-        default=PASSES,
-        help=f"times the whole plan runs, every other time backwards; best run of all ({PASSES})",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="output folder (default: bench/results for a full run, bench/.cache/results for a partial one)",
-    )
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per corpus measurement (default 600)")
-    parser.add_argument(
-        "--worst-mb",
-        type=float,
-        default=WORST_BYTES / 1e6,
-        help=f"size of the worst-case inputs (default {WORST_BYTES / 1e6:g})",
-    )
-    parser.add_argument("--worst-timeout", type=float, default=60, help="seconds per worst-case call (default 60)")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        child(json.loads(args.child))
-        return
-
-    only = None
-    if args.only:
-        only = [k.strip().lower().replace("_", "-") for arg in args.only for k in arg.split(",") if k.strip()]
-        unknown = [k for k in only if k not in LIBRARIES]
-        if unknown:
-            parser.error(f"unknown library(ies) {unknown}: use {', '.join(LIBRARIES)}")
-    cases = args.case or (["english"] if args.quick else FULL)
-    encodings = args.encoding or STANDARD_ENCODINGS
-    english_mb = args.english_mb or (1 if args.quick else ENGLISH_MB)
-    worst_bytes = int(args.worst_mb * 1e6)
-    partial = bool(
-        args.quick
-        or args.case
-        or args.only
-        or args.encoding
-        or args.english_mb
-        or args.runs != RUNS
-        or args.passes != PASSES
-        or worst_bytes != WORST_BYTES
-    )
-    out_dir = args.out or (CACHE / "results" if partial else RESULTS)
-
-    started = time.time()
-    load_before = os.getloadavg()
-    groups = plan(cases, encodings, only, english_mb, worst_bytes)
-    execute(groups, args.timeout, args.worst_timeout, args.runs, args.passes, CACHE / "logs")
-    rows = [r for g in groups for r in g.rows]
-    report = {
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "command": " ".join(["bench/encode.py", *sys.argv[1:]]),
-        "duration_s": round(time.time() - started, 1),
-        "machine": machine_info(),
-        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
-        "versions": versions(["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"]),
-        "runs": args.runs,
-        "passes": args.passes,
-        "worst_timeout_s": args.worst_timeout,
-        "rows": rows,
-    }
-    complete(rows)
-    report["targets"] = targets(rows)
-    write_results(out_dir, "encode", report, render_markdown, lambda path: render_chart(rows, path))
-
-
-CASE_NAMES = ["english", "multilingual", "code", "worst"]
-FULL = ["english", "multilingual", "code", "worst"]
-
-
-# -- derived numbers, targets, tables and chart -----------------------------------------------------------
+# -- derived numbers --------------------------------------------------------------------------------------
 
 
 def find(rows: list[dict], **kw) -> dict | None:
     return next((r for r in rows if all(r.get(k) == v for k, v in kw.items())), None)
 
 
+def mbps(row: dict | None, phase: str) -> float | None:
+    if not row or row.get("failed") or phase not in row.get("phases", {}):
+        return None
+    return row["mb"]["steady" if phase == "same" else phase] / row["phases"][phase]["seconds"]
+
+
+def check_ids(rows: list[dict]) -> None:
+    """Marks each row: the same ids as tiktoken's (its one-call or per-document rows on the same input) in every
+    phase, or in how many documents not. Worst cases where tiktoken did not finish: against bytepair's."""
+    for r in rows:
+        if "phases" not in r or not r["phases"]:
+            continue
+        same_input = dict(case=r["case"], input=r["input"], encoding=r["encoding"])
+        ref = find(rows, **same_input, key="tiktoken", kind="docs" if r["kind"] == "batch" else r["kind"])
+        if ref is None or ref.get("failed") or not ref.get("phases"):
+            ref = find(rows, **same_input, key="bytepair", kind=r["kind"]) if r["kind"] == "worst" else None
+        if ref is None or not ref.get("phases"):
+            continue
+        if ref is r:
+            r["ids_reference"] = True
+            continue
+        differ, total = 0, 0
+        for phase, p in r["phases"].items():
+            theirs = ref["phases"].get(phase, {}).get("digests")
+            if theirs is None:
+                continue
+            total += len(theirs)
+            differ += sum(a != b for a, b in zip(p["digests"], theirs)) + abs(len(p["digests"]) - len(theirs))
+        if total:
+            r["ids_checked_against"], r["ids_differ"], r["ids_compared"] = ref["library"], differ, total
+
+
 def complete(rows: list[dict]) -> None:
-    """MB/s, ratios to bytepair in the same group, 2 threads ÷ 1 thread, worst-case time per byte ÷ English."""
+    """MB/s per phase, ratios to gigatoken and tiktoken in the same group, worst-case ratios."""
     for r in rows:
-        if "seconds" in r:
-            r["mb_per_s"] = r["size_mb"] / r["seconds"]
-            r["first_mb_per_s"] = r["size_mb"] / r["first_s"]
+        for phase in PHASES:
+            v = mbps(r, phase)
+            if v is not None:
+                r.setdefault("mb_per_s", {})[phase] = v
     for r in rows:
-        base = find(
-            rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=r["threads"], key="bytepair"
-        )
-        if base and "mb_per_s" in base and "mb_per_s" in r:
-            r["bytepair_speedup"] = base["mb_per_s"] / r["mb_per_s"]  # > 1: bytepair is faster
-        if r["case"] != "worst" and r["threads"] == 2 and "mb_per_s" in r:
-            one = find(rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1, key=r["key"])
+        group = dict(case=r["case"], input=r["input"], encoding=r["encoding"], kind=r["kind"], threads=r["threads"])
+        for peer in ("gigatoken", "tiktoken"):
+            other = find(rows, **group, key=peer)
+            if other and "mb_per_s" in other and "mb_per_s" in r:
+                r[f"vs_{peer}"] = {
+                    ph: r["mb_per_s"][ph] / other["mb_per_s"][ph] for ph in r["mb_per_s"] if ph in other["mb_per_s"]
+                }
+        if r["kind"] == "batch" and r["threads"] == 2 and "mb_per_s" in r:
+            one = find(rows, **dict(group, threads=1), key=r["key"])
             if one and "mb_per_s" in one:
-                r["vs_one_thread"] = r["mb_per_s"] / one["mb_per_s"]
-            if "paired_one_thread_s" in r:
-                r["vs_paired_one_thread"] = r["paired_one_thread_s"] / r["seconds"]
-                # Each 2-thread run beside the 1-thread run next to it: the best runs' ratio above is the
-                # target's figure, this median shows how much the machine's noise moves it.
-                pairs = [one / two for two, one in zip(r["runs_s"], r["paired_runs_s"])]
-                r["paired_ratio_median"], r["paired_count"] = statistics.median(pairs), len(pairs)
-            if r["key"] == "bytepair":
-                batch1 = find(
-                    rows, case=r["case"], input=r["input"], encoding=r["encoding"], threads=1, key="bytepair-batch"
-                )
-                if batch1 and "mb_per_s" in batch1:
-                    r["vs_batch_one_thread"] = r["mb_per_s"] / batch1["mb_per_s"]
-        if r["case"] == "worst":
-            english = find(rows, case="english", encoding=r["encoding"], threads=1, key=r["key"])
+                r["vs_one_thread"] = {
+                    ph: r["mb_per_s"][ph] / one["mb_per_s"][ph] for ph in r["mb_per_s"] if ph in one["mb_per_s"]
+                }
+        if r["kind"] == "worst" and "mb_per_s" in r:
+            english = find(rows, case="single", encoding=r["encoding"], key=r["key"])
             if english and "mb_per_s" in english:
-                per_byte_english = 1 / english["mb_per_s"]
-                if "mb_per_s" in r:
-                    r["per_byte_vs_english"] = (1 / r["mb_per_s"]) / per_byte_english
-                    r["first_per_byte_vs_english"] = (1 / r["first_mb_per_s"]) / per_byte_english
-                elif "killed_after_s" in r:
-                    r["per_byte_vs_english_above"] = (r["killed_after_s"] / r["size_mb"]) / per_byte_english
-
-
-def worst_label(r: dict) -> str:
-    return f"{r['size_mb']:g} MB, {WORST_KINDS[r['input']]}"
-
-
-def fmt_load(r: dict | None) -> str:
-    """Seconds the child took to load the vocabulary (and build whatever the library builds up front)."""
-    return f"{r['load_s']:.2f}" if r and "load_s" in r else "—"
-
-
-def fmt_mbs(r: dict | None, key: str = "mb_per_s") -> str:
-    if r is None:
-        return "—"
-    if key in r:
-        v = r[key]
-        return f"{v:.1f}" if v < 100 else f"{v:.0f}"
-    if "killed_after_s" in r:
-        return f"> {r['killed_after_s']:g} s"
-    if "error" in r:
-        return "error"
-    return "—"
-
-
-def ids_note(r: dict | None) -> str:
-    if r is None:
-        return ""
-    if "unavailable" in r:
-        return f"n/a: {r['unavailable']}"
-    if "error" in r:
-        return f"error: {r['error']}"
-    if r.get("ids_vary_between_passes"):
-        return "**ids varied between passes**"
-    if r.get("paired_ids_equal") is False:
-        return "**ids of the 1-thread batch differ** from the 2-thread batch's"
-    if r.get("ids_reference"):
-        return "reference"
-    if "ids_differ_docs" not in r:
-        return "not checked" if "seconds" in r else ""
-    if r["ids_differ_docs"] == 0:
-        return f"= {r['ids_checked_against']}" + (f" ({r['docs']:,} docs)" if r["docs"] > 1 else "")
-    if r["docs"] == 1:
-        return f"**ids differ** from {r['ids_checked_against']}'s"
-    return (
-        f"**ids differ** from {r['ids_checked_against']}'s in {r['ids_differ_docs']:,} of {r['docs']:,} docs "
-        f"(first: doc {r['ids_first_differing_doc']})"
-    )
+                r["per_byte_vs_english"] = english["mb_per_s"]["cold"] / r["mb_per_s"]["cold"]
+            tiktoken_english = find(rows, case="single", encoding=r["encoding"], key="tiktoken")
+            if tiktoken_english and "mb_per_s" in tiktoken_english:
+                r["per_byte_vs_tiktoken_english"] = tiktoken_english["mb_per_s"]["cold"] / r["mb_per_s"]["cold"]
+            smallest = min(
+                (
+                    x
+                    for x in rows
+                    if x["kind"] == "worst"
+                    and x["key"] == r["key"]
+                    and x["encoding"] == r["encoding"]
+                    and x.get("worst_kind") == r["worst_kind"]
+                    and "mb_per_s" in x
+                ),
+                key=lambda x: x["size_mb"],
+            )
+            if smallest is not r:
+                r["linearity"] = {
+                    "from_mb": smallest["size_mb"],
+                    "input_ratio": r["size_mb"] / smallest["size_mb"],
+                    "time_ratio": r["phases"]["cold"]["seconds"] / smallest["phases"]["cold"]["seconds"],
+                }
 
 
 def targets(rows: list[dict]) -> list[dict]:
@@ -867,113 +848,155 @@ def targets(rows: list[dict]) -> list[dict]:
     def add(target, measured, ok):
         out.append({"target": target, "measured": measured, "met": ok})
 
+    def vs_giga(row, phases=("cold", "steady"), bar=1.2):
+        if not row or "vs_gigatoken" not in row:
+            return None, "—"
+        ratios = [row["vs_gigatoken"].get(ph) for ph in phases]
+        if any(x is None for x in ratios):
+            return None, "—"
+        text = ", ".join(f"{ph} {fmt_x(x)} ({row['mb_per_s'][ph]:.0f} MB/s)" for ph, x in zip(phases, ratios))
+        return all(x >= bar for x in ratios), text
+
     for enc in STANDARD_ENCODINGS:
-        bp = find(rows, case="english", encoding=enc, threads=1, key="bytepair")
-        if not bp:
-            continue
-        if "mb_per_s" not in bp:
-            add(f"English, {enc}, 1 thread: ≥ 100 MB/s", fmt_mbs(bp), False)
-            continue
-        add(f"English, {enc}, 1 thread: ≥ 100 MB/s", f"{bp['mb_per_s']:.1f} MB/s", bp["mb_per_s"] >= 100)
-        tt = find(rows, case="english", encoding=enc, threads=1, key="tiktoken")
-        if tt and "mb_per_s" in tt:
-            add(
-                "… ≥ 10× tiktoken",
-                f"{fmt_x(bp['mb_per_s'] / tt['mb_per_s'])} ({tt['mb_per_s']:.1f} MB/s)",
-                bp["mb_per_s"] >= 10 * tt["mb_per_s"],
-            )
-        peers = [
-            r
-            for r in rows
-            if r["case"] == "english"
-            and r["encoding"] == enc
-            and r["threads"] == 1
-            and r["key"] in PEERS
-            and "mb_per_s" in r
-        ]
-        if peers:
-            fastest = max(peers, key=lambda r: r["mb_per_s"])
-            add(
-                "… ≥ 3× the fastest peer",
-                f"{fmt_x(bp['mb_per_s'] / fastest['mb_per_s'])} ({fastest['library']}, {fastest['mb_per_s']:.1f} MB/s)",
-                bp["mb_per_s"] >= 3 * fastest["mb_per_s"],
-            )
-    for enc in STANDARD_ENCODINGS:
-        two = find(rows, case="english", encoding=enc, threads=2, key="bytepair")
-        if two and "vs_paired_one_thread" in two:
-            across = [
-                f"{fmt_x(two[k])} of {what}"
-                for k, what in (
-                    ("vs_batch_one_thread", "encode_batch threads=1"),
-                    ("vs_one_thread", "the 1-thread loop"),
-                )
-                if k in two
-            ]
-            add(
-                f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1, runs alternated "
-                "in one process)",
-                fmt_x(two["vs_paired_one_thread"])
-                + (
-                    f" (median of the {two['paired_count']} pairs: {fmt_x(two['paired_ratio_median'])})"
-                    if "paired_ratio_median" in two
-                    else ""
-                )
-                + (f"; from separate processes: {', '.join(across)}" if across else ""),
-                two["vs_paired_one_thread"] >= 1.8,
-            )
-        elif two and "vs_batch_one_thread" in two:
-            extra = f"; {fmt_x(two['vs_one_thread'])} of the 1-thread loop" if "vs_one_thread" in two else ""
-            add(
-                f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ threads=1)",
-                f"{fmt_x(two['vs_batch_one_thread'])}{extra}",
-                two["vs_batch_one_thread"] >= 1.8,
-            )
-        elif two and "vs_one_thread" in two:
-            add(
-                f"English, {enc}: 2 threads ≥ 1.8× one thread (encode_batch threads=2 ÷ 1-thread loop)",
-                fmt_x(two["vs_one_thread"]),
-                two["vs_one_thread"] >= 1.8,
-            )
-    for r in rows:
-        if r["case"] == "worst" and r["key"] == "bytepair":
-            label = f"Worst case {worst_label(r)}, {r['encoding']}: time per byte ≤ 3× English's"
-            if "per_byte_vs_english" in r:
+        row = find(rows, case="english", encoding=enc, kind="docs", key="bytepair")
+        if row:
+            ok, text = vs_giga(row)
+            add(f"{enc}: one thread, one call per ~4 KB document, numpy ≥ 1.2× gigatoken (cold, steady)", text, ok)
+        for threads in (1, 2):
+            row = find(rows, case="english", encoding=enc, kind="batch", threads=threads, key="bytepair")
+            if row:
+                ok, text = vs_giga(row)
+                add(f"{enc}: batch, {threads} thread(s), flat output ≥ 1.2× gigatoken (cold, steady)", text, ok)
+        row = find(rows, case="english", encoding=enc, kind="batch", threads=2, key="bytepair")
+        if row and "vs_one_thread" in row:
+            ratios = [row["vs_one_thread"].get(ph) for ph in ("cold", "steady")]
+            if None not in ratios:
                 add(
-                    label,
-                    f"{fmt_x(r['per_byte_vs_english'])} ({r['seconds']:.3g} s; first call "
-                    f"{fmt_x(r['first_per_byte_vs_english'])}, {r['first_s']:.3g} s)",
-                    r["per_byte_vs_english"] <= 3,
+                    f"{enc}: batch, 2 threads ≥ 1.8× 1 thread (separate processes)",
+                    ", ".join(f"{ph} {fmt_x(x)}" for ph, x in zip(("cold", "steady"), ratios)),
+                    all(x >= 1.8 for x in ratios),
                 )
-            elif "per_byte_vs_english_above" in r:
-                add(label, f"> {fmt_x(r['per_byte_vs_english_above'])} (killed after {r['killed_after_s']:g} s)", False)
-            elif "seconds" in r:
-                add(label, f"{r['seconds']:.2f} s (no English run to compare with)", None)
-            else:
-                add(label, fmt_mbs(r), False)
-    mine = [r for r in rows if r["key"] in ("bytepair", "bytepair-batch") and "unavailable" not in r]
-    if mine:
-        bad = [r for r in mine if "error" in r or "killed_after_s" in r]
+        row = find(rows, case="single", encoding=enc, key="bytepair")
+        if row:
+            ok, text = vs_giga(row, ("cold",))
+            add(f"{enc}: one call on {row['mb']['cold']:.0f} MB, cold, ≥ 1.2× gigatoken", text, ok)
+        for case in ("multilingual", "code"):
+            row = find(rows, case=case, encoding=enc, kind="docs", key="bytepair")
+            if row:
+                ok, text = vs_giga(row, bar=1.0)
+                add(f"{enc}: {case}, one call per document, numpy ≥ 1.0× gigatoken (cold, steady)", text, ok)
+    for r in rows:
+        if r["kind"] != "worst" or r["key"] != "bytepair":
+            continue
+        label = f"{r['encoding']}: worst case {r['input']}"
+        if r.get("failed") or "mb_per_s" not in r:
+            add(label, r.get("failed", "—"), False)
+            continue
+        checks, texts = [], []
+        if "linearity" in r:
+            lin = r["linearity"]
+            checks.append(lin["time_ratio"] <= 1.5 * lin["input_ratio"])
+            texts.append(f"{lin['input_ratio']:g}× the input: {lin['time_ratio']:.1f}× the time")
+        if "per_byte_vs_english" in r:
+            checks.append(r["per_byte_vs_english"] <= 5)
+            texts.append(f"{fmt_x(r['per_byte_vs_english'])} English per byte")
+        if "per_byte_vs_tiktoken_english" in r:
+            checks.append(r["per_byte_vs_tiktoken_english"] <= 1)
+            texts.append(f"{fmt_x(r['per_byte_vs_tiktoken_english'])} tiktoken's English per byte")
         add(
-            "No panic, no hang (every bytepair measurement finished within its limit)",
+            label + " (linear; ≤ 5× English per byte; ≤ tiktoken's English per byte)",
+            f"{r['phases']['cold']['seconds']:.3g} s; " + "; ".join(texts),
+            all(checks) if checks else None,
+        )
+    mine = [r for r in rows if r["key"] == "bytepair" and "unavailable" not in r]
+    pairs = [
+        (
+            r,
+            find(
+                rows,
+                case=r["case"],
+                input=r["input"],
+                encoding=r["encoding"],
+                kind=r["kind"],
+                threads=r["threads"],
+                key="gigatoken",
+            ),
+        )
+        for r in mine
+    ]
+    pairs = [(r, g) for r, g in pairs if g and r.get("peak_rss_mb") and g.get("peak_rss_mb")]
+    if pairs:
+        worse = [(r, g) for r, g in pairs if r["peak_rss_mb"] > g["peak_rss_mb"]]
+        add(
+            "peak RSS of bytepair's process ≤ gigatoken's (same measurement)",
+            f"{len(pairs) - len(worse)} of {len(pairs)}"
+            + (
+                ""
+                if not worse
+                else " — not: "
+                + ", ".join(
+                    f"{r['case']}/{r['kind']}/{r['encoding']} {r['peak_rss_mb']:.0f} vs {g['peak_rss_mb']:.0f} MB"
+                    for r, g in worse[:4]
+                )
+            ),
+            not worse,
+        )
+    if mine:
+        bad = [r for r in mine if r.get("failed")]
+        add(
+            "no panic, no hang (every bytepair measurement finished within its limit)",
             f"{len(mine) - len(bad)} of {len(mine)}"
             + ("" if not bad else " — not: " + ", ".join(f"{r['input']}/{r['encoding']}" for r in bad[:4])),
             not bad,
         )
-        checked = [r for r in mine if "ids_differ_docs" in r and r.get("ids_checked_against") == "tiktoken"]
-        if checked:
-            same = [r for r in checked if r["ids_differ_docs"] == 0]
-            add(
-                "bytepair's ids = tiktoken's on every document",
-                f"{len(same)} of {len(checked)} measurements",
-                len(same) == len(checked),
-            )
+    checked = [r for r in rows if r["key"].startswith("bytepair") and r.get("ids_checked_against") == "tiktoken"]
+    if checked:
+        same = [r for r in checked if r["ids_differ"] == 0]
+        add(
+            "bytepair's ids = tiktoken's on every document, every phase",
+            f"{len(same)} of {len(checked)} measurements",
+            len(same) == len(checked),
+        )
     return out
+
+
+# -- the report -------------------------------------------------------------------------------------------
+
+
+def fmt_mbs(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def fmt_s(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.3f}" if v < 1 else f"{v:.2f}"
+
+
+def ids_note(r: dict) -> str:
+    if "unavailable" in r:
+        return f"n/a: {r['unavailable']}"
+    if r.get("failed"):
+        return f"**failed**: {r['failed']}"
+    if r.get("ids_vary_between_processes"):
+        return "**ids varied between processes**"
+    if r.get("ids_reference"):
+        return "reference"
+    if "ids_differ" not in r:
+        return "not checked"
+    if r["ids_differ"] == 0:
+        return f"= {r['ids_checked_against']}" + (f" ({r['ids_compared']:,})" if r["ids_compared"] > 1 else "")
+    return f"**ids differ** from {r['ids_checked_against']}'s in {r['ids_differ']:,} of {r['ids_compared']:,}"
 
 
 def caption(report: dict) -> str:
     m, v, la = report["machine"], report["versions"], report["load_average"]
     peers = ", ".join(
-        f"{k} {v[k]}" for k in ["tiktoken", "tokenizers", "tokie", "rs-bpe", "bpe-openai", "kitoken"] if v.get(k)
+        f"{k} {v[k]}"
+        for k in ["gigatoken", "tiktoken", "tokie", "tokenizers", "rs-bpe", "bpe-openai", "kitoken"]
+        if v.get(k)
     )
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
     return (
@@ -983,89 +1006,68 @@ def caption(report: dict) -> str:
     )
 
 
-def method_notes(report: dict) -> str:
-    calls = "\n".join(
-        f"- **{lib.name}** — encodings: {', '.join(e for e in lib.encodings if e in ALL_ENCODINGS)}"
-        + (f" (not the others: {lib.why_not})" if lib.why_not else "")
-        + f"; loaded: {LOADED[lib.key]}; 1 thread: `{lib.single}`"
-        + (f"; 2 threads: `{lib.batch}`" if lib.key != "bytepair-batch" else "")
-        for lib in LIBRARIES.values()
-    )
-    return f"""\
-Each measurement (library × corpus × encoding × threads) runs in its own child process: it loads the documents and
-the vocabulary (not in the MB/s; the vocabulary's time is the "load" column: reading the files and whatever the
-library builds before its first call — bytepair builds its encoder's tables there), then encodes all the documents up to {report["runs"]} times (fewer when the runs
-already took half the time limit), as MB/s of UTF-8 input (MB = 10⁶ bytes); "1st"
-is the first run, where caches (bytepair's per-thread piece cache, HF's word cache) are still cold. Every
-document's ids from the timed run are compared with tiktoken's (per document, by a hash of the ids). The time limit
-is counted from the start of the first encoding call; a killed measurement shows "> N s".
-
-The whole plan runs {report.get("passes", 1)} time(s), every second time backwards (groups and libraries), and each measurement
-reports its best run over all passes (its load: the quickest; its peak memory: the highest). This machine changes
-speed for minutes at a time (a fixed Python loop: 0.16 s or 0.33 s, the two cores independently), so one pass can
-put a slow spell on one library only; a measurement that failed is not repeated, and one that fails in a later
-pass reports that failure. Ids must be the same in every pass.
-
-Libraries with a thread knob (bytepair, tiktoken, rs-bpe, bpe-openai) also time, in their 2-thread child, the same
-batch call with 1 thread, runs alternated with the 2-thread ones ("2 t ÷ 1 t, one process"): a scaling ratio
-from the same minutes, which the 2-thread target uses (the best runs of each; the targets table also gives
-the median of the ratios of each 2-thread run to the 1-thread run beside it, which shows the machine's noise).
-Their ids must equal the 2-thread call's.
-
-1 thread: a Python loop of one call per document, the same for every library (so each pays the same per-call
-overhead); `RAYON_NUM_THREADS=1`. 2 threads: each library's batch call, with 2 threads where it has a knob;
-`RAYON_NUM_THREADS=2` and `TOKENIZERS_PARALLELISM=true` for every 2-thread child. "CPU ÷ wall" is the process's
-CPU time over the wall time of the best run: near 1 means the batch call ran on one core only.
-"bytepair ÷" is bytepair's MB/s over this library's in the same group (above 1: bytepair is faster).
-
-Worst cases: one call on the whole text (one piece under gpt2's pattern; cl100k's pattern cuts digits into
-groups of 3 and o200k's cuts letters at case changes, so only the first two inputs are one piece under cl100k),
-limit {report["worst_timeout_s"]:g} s. Each library first encodes a short sentence (lazy set-up is not counted),
-then calls on the text up to {report["runs"]} times while the calls so far took under a quarter of the limit; the
-best call is reported, like the documents' best run, and the first call beside it ("1st"). A repeated call times
-the encoder, not a cache: bytepair remembers only pieces of up to 256 bytes (these are one piece of 10 MB, or
-cl100k's 3-digit groups, which English's repeated words also hit). "per byte ÷
-English" is the time per byte over the same library's on English, 1 thread, same encoding (best runs both). Their ids are compared
-with tiktoken's when it finishes, else with bytepair's.
-
-Libraries, how each was loaded (offline, from the shared data) and called:
-
-{calls}
-"""
-
-
-LOADED = {
-    "bytepair": "`bytepair.get_encoding(name, SHARED)` (vocab.bpe + encoder.json for gpt2, the .tiktoken rank files "
-    "for the others)",
-    "bytepair-batch": "as bytepair",
-    "tiktoken": "`tiktoken.Encoding(**tiktoken_ext.openai_public.<name>())` — tiktoken's own definitions, with "
-    "their loaders pointed at the shared files (pinned sha256 checked, nothing downloaded)",
-    "hf": "`tokenizers.Tokenizer.from_file(gpt2/tokenizer.json)`",
-    "tokie": "`tokie.Tokenizer.from_json(gpt2/tokenizer.json)`",
-    "rs-bpe": "`rs_bpe.bpe.openai.cl100k_base()` / `o200k_base()` (vocabulary embedded in the wheel)",
-    "bpe-openai": "`bpe_openai.get_encoding(name)` (vocabulary embedded in the wheel; its `encode_ordinary` refuses "
-    "texts of 1 M characters or more and results over 200 000 tokens)",
-    "kitoken": "`Kitoken.from_tokenizers_file(gpt2/tokenizer.json)` for gpt2, "
-    "`Kitoken.from_tiktoken_file(<name>.tiktoken)` for the others (it infers the pattern)",
+KIND_TITLES = {
+    "docs": "one call per document, 1 CPU",
+    "batch": "batch call",
 }
+
+
+def table_rows(rows: list[dict], with_threads: bool) -> list[str]:
+    out = [
+        "| encoding | library | "
+        + ("threads | " if with_threads else "")
+        + "cold MB/s | steady MB/s | same text MB/s | ÷ gigatoken (cold, steady) | ÷ tiktoken (cold, steady) | "
+        + ("2 t ÷ 1 t (cold, steady) | CPU ÷ wall | " if with_threads else "")
+        + "load + 1st call (s) | peak RSS (MB) | ids |",
+        "|---|---|"
+        + ("--:|" if with_threads else "")
+        + "--:|--:|--:|--:|--:|"
+        + ("--:|--:|" if with_threads else "")
+        + "--:|--:|---|",
+    ]
+    for r in rows:
+        if "unavailable" in r:
+            continue
+        v = r.get("mb_per_s", {})
+        pair = lambda d: "—" if not d else f"{fmt_x(d.get('cold'))}, {fmt_x(d.get('steady'))}"  # noqa: E731
+        cpu = r["phases"].get("steady", {}).get("cpu_per_wall") if r.get("phases") else None
+        load = f"{r['load_s']:.2f} + {r['first_call_s']:.2f}" if "load_s" in r else "—"
+        rss = f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else "—"
+        out.append(
+            f"| {r['encoding']} | {r['library']} | "
+            + (f"{r['threads']} | " if with_threads else "")
+            + f"{fmt_mbs(v.get('cold'))} | {fmt_mbs(v.get('steady'))} | {fmt_mbs(v.get('same'))} | "
+            f"{pair(r.get('vs_gigatoken'))} | {pair(r.get('vs_tiktoken'))} | "
+            + (f"{pair(r.get('vs_one_thread'))} | {'—' if cpu is None else f'{cpu:.2f}'} | " if with_threads else "")
+            + f"{load} | {rss} | {ids_note(r)} |"
+        )
+    return out
 
 
 def render_markdown(report: dict) -> str:
     rows, cap = report["rows"], caption(report)
     out = [
-        "# BPE encoding benchmark",
+        "# BPE encoding benchmark: text the process has not seen",
         "",
-        f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min). {cap}",
+        (
+            f"Run {report['date']} (`{report['command']}`, {report['duration_s'] / 60:.1f} min, {report['reps']} "
+            f"process(es) per measurement). {cap}"
+        ),
+        "",
+        (
+            "**cold**: the first pass over slice A after loading; **steady**: slice B, which the process has not seen, "
+            "after its caches warmed on A; **same text**: B again (shown, never a target). Each figure: the quickest of "
+            "the processes that measured it."
+        ),
         "",
     ]
-    ts = report["targets"]
-    if ts:
+    if report["targets"]:
         out += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
         out += [
-            f"| {t['target']} | {t['measured']} | {'—' if t['met'] is None else '✓' if t['met'] else '✗'} |" for t in ts
+            f"| {t['target']} | {t['measured']} | {'—' if t['met'] is None else '✓' if t['met'] else '✗'} |"
+            for t in report["targets"]
         ]
         out += [""]
-
     for case in ["english", "multilingual", "code"]:
         crow = [r for r in rows if r["case"] == case]
         if not crow:
@@ -1075,82 +1077,99 @@ def render_markdown(report: dict) -> str:
             f"## {first['input']}",
             "",
             (
-                f"{first['docs']:,} documents, {first['size_mb']:.1f} MB, median {first.get('median_doc_bytes', 0):,} "
-                "bytes. MB/s, best of the runs of all passes (1st: the first run; load: loading the vocabulary, not "
-                "timed in the MB/s). 2 t ÷ 1 t: the 2-thread batch over the 1-thread loop (separate processes); "
-                "one process: over the same batch call on 1 thread, runs alternated."
+                f"A: {first['docs']['cold']:,} documents, {first['mb']['cold']:.1f} MB; B: {first['docs']['steady']:,} "
+                f"documents, {first['mb']['steady']:.1f} MB."
             ),
             "",
-            (
-                "| encoding | library | 1 thread MB/s | 1st | load (s) | bytepair ÷ | 2 threads MB/s | bytepair ÷ "
-                "| 2 t ÷ 1 t | 2 t ÷ 1 t, one process | CPU ÷ wall (2 t) | ids |"
+            f"### {KIND_TITLES['docs']}",
+            "",
+            *table_rows([r for r in crow if r["kind"] == "docs"], False),
+            "",
+            "### batch call, 1 and 2 threads",
+            "",
+            *table_rows(
+                sorted((r for r in crow if r["kind"] == "batch"), key=lambda r: (r["encoding"], r["threads"])), True
             ),
-            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+            "",
         ]
-        for enc in dict.fromkeys(r["encoding"] for r in crow):
-            for key in LIBRARIES:
-                one = find(crow, encoding=enc, threads=1, key=key)
-                two = find(crow, encoding=enc, threads=2, key=key)
-                if one is None and two is None:
-                    continue
-                any_row = one or two
-                if "unavailable" in any_row:
-                    out.append(
-                        f"| {enc} | {any_row['library']} | — | — | — | — | — | — | — | — | — | {ids_note(any_row)} |"
-                    )
-                    continue
-                notes = [n for n in dict.fromkeys([ids_note(one), ids_note(two)]) if n]
-                if two is not None and one is not None and ids_note(one) != ids_note(two):
-                    notes = [f"1 t: {ids_note(one)}", f"2 t: {ids_note(two)}"]
-                cpu2 = f"{two['cpu_per_wall']:.2f}" if two and "cpu_per_wall" in two else "—"
-                out.append(
-                    f"| {enc} | {any_row['library']} | {fmt_mbs(one)} | {fmt_mbs(one, 'first_mb_per_s')} "
-                    f"| {fmt_load(one)} | {fmt_x((one or {}).get('bytepair_speedup'))} | {fmt_mbs(two)} "
-                    f"| {fmt_x((two or {}).get('bytepair_speedup'))} | {fmt_x((two or {}).get('vs_one_thread'))} "
-                    f"| {fmt_x((two or {}).get('vs_paired_one_thread'))} | {cpu2} | {'; '.join(notes)} |"
-                )
-        out += [""]
-
-    worst = [r for r in rows if r["case"] == "worst"]
+    single = [r for r in rows if r["case"] == "single"]
+    if single:
+        out += [
+            f"## {single[0]['input']}",
+            "",
+            "One call on the whole text, 1 CPU.",
+            "",
+            *table_rows(single, False),
+            "",
+        ]
+    worst = [r for r in rows if r["case"] == "worst" and "unavailable" not in r]
     if worst:
         out += [
-            f"## Worst cases: {worst[0]['size_mb']:g} MB in one piece",
+            "## Worst cases: one call, 1 CPU, the first call on the text after loading",
             "",
             (
-                f"One call on the whole text, 1 thread, best of up to {report['runs']} calls per pass (1st: the first), limit "
-                f"{report['worst_timeout_s']:g} s. Libraries without "
-                "the encoding offline (see the tables above) are left out."
+                "| input | encoding | library | time (s) | MB/s | 10 MB ÷ 1 MB: time ratio | per byte ÷ own English "
+                "| per byte ÷ tiktoken's English | peak RSS (MB) | ids |"
             ),
-            "",
-            (
-                "| input | encoding | library | time (s) | 1st (s) | MB/s | per byte ÷ English | 1st ÷ English "
-                "| CPU ÷ wall | peak RSS (MB) | ids |"
-            ),
-            "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
+            "|---|---|---|--:|--:|--:|--:|--:|--:|---|",
         ]
         for r in worst:
-            if "unavailable" in r:
-                continue
-            if "seconds" in r:
-                t = f"{r['seconds']:.3f}" if r["seconds"] < 1 else f"{r['seconds']:.2f}"
-            elif "killed_after_s" in r:
-                t = f"> {r['killed_after_s']:g}"
+            if r.get("failed"):
+                t = f"> {r['killed_after_s']:g}" if "killed_after_s" in r else "failed"
             else:
-                t = "—"
-            per_byte = fmt_x(r.get("per_byte_vs_english"))
-            if "per_byte_vs_english_above" in r:
-                per_byte = "> " + fmt_x(r["per_byte_vs_english_above"])
-            rss = f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else "—"
-            cpu = f"{r['cpu_per_wall']:.2f}" if "cpu_per_wall" in r else "—"
-            first = "—" if "first_s" not in r else f"{r['first_s']:.3f}" if r["first_s"] < 1 else f"{r['first_s']:.2f}"
+                t = fmt_s(r["phases"]["cold"]["seconds"])
+            lin = r.get("linearity")
+            lin_text = "—" if not lin else f"{lin['time_ratio']:.1f}× for {lin['input_ratio']:g}×"
+            rss = "—" if not r.get("peak_rss_mb") else f"{r['peak_rss_mb']:.0f}"
             out.append(
-                f"| {worst_label(r)} | {r['encoding']} | {r['library']} | {t} | {first} "
-                f"| {fmt_mbs(r) if 'mb_per_s' in r else '—'} | {per_byte} "
-                f"| {fmt_x(r.get('first_per_byte_vs_english'))} | {cpu} | {rss} | {ids_note(r)} |"
+                f"| {r['input']} | {r['encoding']} | {r['library']} | {t} | {fmt_mbs(r.get('mb_per_s', {}).get('cold'))} | "
+                f"{lin_text} | {fmt_x(r.get('per_byte_vs_english'))} | {fmt_x(r.get('per_byte_vs_tiktoken_english'))} | "
+                f"{rss} | {ids_note(r)} |"
             )
         out += [""]
     out += [cap, "", "## Method", "", method_notes(report)]
     return "\n".join(out)
+
+
+def method_notes(report: dict) -> str:
+    calls = "\n".join(
+        f"- **{lib.name}** — encodings: {', '.join(e for e in lib.encodings if e in ALL_ENCODINGS)}"
+        + (f" (not the others: {lib.why_not})" if lib.why_not else "")
+        + "; "
+        + "; ".join(f"{kind}: `{call}`" for kind, call in lib.calls.items())
+        for lib in LIBRARIES.values()
+        if any(r["key"] == lib.key for r in report["rows"])
+    )
+    return f"""\
+Each measurement (library × input × encoding × kind of call × threads) runs in a fresh child process. The child
+reads its inputs (not timed), loads the tokenizer (tiktoken rank files from the shared data for every library
+but tokie and HF tokenizers, which read GPT-2's tokenizer.json) and encodes one short sentence: both are the
+"load + 1st call" column, apart from the MB/s (lazy set-up on the first call — gigatoken builds its cache there —
+is counted as loading for every library). Then it encodes slice A once (**cold**), slice B once (**steady**:
+text it has not seen, its caches warmed by A), and B again (**same text**). MB/s are of UTF-8 input
+(MB = 10⁶ bytes). Every output is kept until the pass ends (as a user keeps them), so Python's cycle collector
+walks the lists of list-returning calls as it would for a user.
+
+One-thread children (per-document calls, batch calls with threads=1, the one-call and worst cases) are pinned to
+one CPU (sched_setaffinity) with `RAYON_NUM_THREADS=1`; 2-thread children get `RAYON_NUM_THREADS=2` and, where the
+library has one, its thread knob. "CPU ÷ wall" is the child's CPU time over the wall time of the steady pass.
+
+Each measurement runs in {report["reps"]} separate processes; the plan runs once forwards and once backwards
+(libraries and groups), so a slow spell of the machine does not fall on one library only. Per phase, the quickest
+process's figure is reported: each process had not seen the text it timed, so each candidate is an honest cold
+or steady figure; load times are the quickest, peak memory (VmHWM of the child, which includes the documents it
+read) the highest. Ids must be equal in every process.
+
+Ids: every document's ids, in every phase, are compared with tiktoken's (per document, by a hash of the ids);
+worst cases where tiktoken did not finish within the limit ({report["worst_timeout_s"]:g} s) are compared with
+bytepair's. Worst cases: one call on the whole text, the first after loading; "10 MB ÷ 1 MB" is the time ratio for
+10× the input (linear: ≤ 15× the time), "per byte ÷ own English" compares with the same library's one call on
+{SINGLE_MB} MB of English (cold), "÷ tiktoken's English" with tiktoken's.
+
+Libraries and their calls:
+
+{calls}
+"""
 
 
 def render_chart(rows: list[dict], path: Path) -> None:
@@ -1159,111 +1178,132 @@ def render_chart(rows: list[dict], path: Path) -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
     except ImportError:
         print("matplotlib not installed: no chart", file=sys.stderr)
         return
-    main = [r for r in rows if r["case"] != "worst"]
-    worst = [r for r in rows if r["case"] == "worst"]
-    panels = [p for p in (main, worst) if p]
+    main = [r for r in rows if r["kind"] in ("docs", "batch", "single") and "mb_per_s" in r]
+    worst = [r for r in rows if r["kind"] == "worst" and "mb_per_s" in r and r.get("size_mb") == max(WORST_SIZES_MB)]
+    panels = [(p, t) for p, t in ((main, "main"), (worst, "worst")) if p]
     if not panels:
         return
-    fig, axes = plt.subplots(len(panels), 1, figsize=(15, 5.5 * len(panels)), squeeze=False)
-    short = {"english": "English", "multilingual": "multilingual", "code": "code"}
-
-    def bars(ax, rows_, group_key, label, value, killed_value):
-        """One group of bars per group key; in each, one bar per library that can run it (so no empty slots)."""
-        from matplotlib.patches import Patch
-
-        groups = list(dict.fromkeys(group_key(r) for r in rows_))
-        used: list[str] = []
+    fig, axes = plt.subplots(len(panels), 1, figsize=(18, 6 * len(panels)), squeeze=False)
+    for ax, (prows, what) in zip((a[0] for a in axes), panels):
+        if what == "main":
+            key = lambda r: (r["case"], r["encoding"], r["kind"], r["threads"])  # noqa: E731
+            label = lambda g: f"{g[0]}\n{g[1].replace('_base', '')}\n{g[2]} {g[3]}t"  # noqa: E731
+            value = lambda r: r["mb_per_s"].get("steady", r["mb_per_s"].get("cold"))  # noqa: E731
+            cold = lambda r: r["mb_per_s"].get("cold")  # noqa: E731
+        else:
+            key = lambda r: (r["worst_kind"], r["encoding"])  # noqa: E731
+            label = lambda g: f"{g[0]}\n{g[1].replace('_base', '')}"  # noqa: E731
+            value = cold = lambda r: r["mb_per_s"]["cold"]
+        groups = list(dict.fromkeys(key(r) for r in prows))
+        used = []
         for j, g in enumerate(groups):
-            here = [
-                r
-                for key in LIBRARIES
-                for r in rows_
-                if group_key(r) == g and r["key"] == key and "unavailable" not in r
-            ]
+            here = [r for k in LIBRARIES for r in prows if key(r) == g and r["key"] == k]
             width = 0.85 / max(len(here), 1)
             for i, r in enumerate(here):
-                lib = LIBRARIES[r["key"]]
                 x = j + (i - (len(here) - 1) / 2) * width
-                v, k = value(r), killed_value(r)
+                color = LIBRARIES[r["key"]].color
+                ax.bar(x, value(r), width, color=color)
+                if what == "main" and cold(r):
+                    ax.plot([x - width / 2, x + width / 2], [cold(r)] * 2, color="black", linewidth=0.8)
                 if r["key"] not in used:
                     used.append(r["key"])
-                if v is None and k is None:
-                    ax.text(
-                        x,
-                        0.02,
-                        "err",
-                        transform=ax.get_xaxis_transform(),
-                        ha="center",
-                        fontsize=6,
-                        rotation=90,
-                        color=lib.color,
-                    )
-                    continue
-                h = v is None
-                v = k if h else v
-                ax.bar(x, v, width, color=lib.color, hatch="//" if h else None, edgecolor="white" if h else None)
-                ax.text(
-                    x,
-                    v,
-                    (">" if h else "") + (f"{v:.2g}" if v < 10 else f"{v:.0f}"),
-                    ha="center",
-                    va="bottom",
-                    fontsize=6,
-                    rotation=90,
-                )
         ax.set_yscale("log")
-        ax.set_ylim(top=ax.get_ylim()[1] * 3)  # room for the labels above the bars
-        ax.set_xticks(range(len(groups)), [label(g) for g in groups], fontsize=7)
-        handles = [Patch(color=LIBRARIES[k].color, label=LIBRARIES[k].name) for k in LIBRARIES if k in used]
-        ax.legend(
-            handles=handles,
-            fontsize=7,
-            ncol=len(handles),
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.16),
-            frameon=False,
-        )
-
-    i = 0
-    if main:
-        ax = axes[i][0]
-        bars(
-            ax,
-            main,
-            lambda r: (r["case"], r["encoding"], r["threads"]),
-            lambda g: f"{short.get(g[0], g[0])}\n{g[1]}\n{g[2]} thread{'s' if g[2] > 1 else ''}",
-            lambda r: r.get("mb_per_s"),
-            lambda r: None,
-        )
+        ax.set_xticks(range(len(groups)), [label(g) for g in groups], fontsize=6)
         ax.set_ylabel("MB/s (log scale) — higher is better")
         ax.set_title(
-            "Encoding throughput, ~4 KB documents (best of runs; 1 thread: loop of single calls, "
-            "2 threads: batch call)",
+            "Fresh text: bars steady, black lines cold"
+            if what == "main"
+            else f"Worst cases, {max(WORST_SIZES_MB)} MB, one call (cold)",
             fontsize=10,
         )
-        i += 1
-    if worst:
-        ax = axes[i][0]
-        bars(
-            ax,
-            worst,
-            lambda r: (r["input"], r["encoding"]),
-            lambda g: f"{WORST_KINDS[g[0]]}\n{g[1]}".replace(", no space", ""),
-            lambda r: r.get("seconds"),
-            lambda r: r.get("killed_after_s"),
-        )
-        ax.set_ylabel("seconds (log scale) — lower is better")
-        ax.set_title(
-            f"Worst cases: {worst[0]['size_mb']:g} MB in one piece, one call (hatched: killed at the limit; "
-            "err: error)",
-            fontsize=10,
+        ax.legend(
+            handles=[Patch(color=LIBRARIES[k].color, label=LIBRARIES[k].name) for k in used],
+            fontsize=7,
+            ncol=len(used),
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.2),
+            frameon=False,
         )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+# -- main -------------------------------------------------------------------------------------------------
+
+CASES = ["english", "multilingual", "code", "single", "worst"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="English only, 1 MB slices, one repetition")
+    parser.add_argument("--case", action="append", choices=CASES, help="run this case (repeatable)")
+    parser.add_argument("--only", action="append", help=f"only these libraries ({', '.join(LIBRARIES)})")
+    parser.add_argument("--extra-peers", action="store_true", help="also HF tokenizers, rs-bpe, bpe-openai, kitoken")
+    parser.add_argument("--encoding", action="append", choices=ALL_ENCODINGS, help="only these encodings")
+    parser.add_argument("--reps", type=int, default=None, help=f"processes per measurement (default {REPS})")
+    parser.add_argument("--slice-mb", type=float, default=None, help=f"MB per slice of English and code ({SLICE_MB})")
+    parser.add_argument("--single-mb", type=float, default=SINGLE_MB, help=f"MB of the one-call text ({SINGLE_MB})")
+    parser.add_argument("--worst-mb", type=float, action="append", help=f"worst-case sizes ({WORST_SIZES_MB})")
+    parser.add_argument("--out", type=Path, help="output folder (default: bench/results, or bench/.cache/results)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per measurement (default 600)")
+    parser.add_argument("--worst-timeout", type=float, default=60, help="seconds per worst-case call (default 60)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(json.loads(args.child))
+        return
+    only = None
+    if args.only:
+        only = [k.strip().lower().replace("_", "-") for a in args.only for k in a.split(",") if k.strip()]
+        unknown = [k for k in only if k not in LIBRARIES]
+        if unknown:
+            parser.error(f"unknown library(ies) {unknown}: use {', '.join(LIBRARIES)}")
+    partial = bool(
+        args.quick
+        or args.case
+        or args.only
+        or args.encoding
+        or args.reps
+        or args.slice_mb
+        or args.worst_mb
+        or args.extra_peers
+        or args.single_mb != SINGLE_MB
+    )
+    args.case = args.case or (["english"] if args.quick else CASES)
+    args.encoding = args.encoding or STANDARD_ENCODINGS
+    args.reps = args.reps or (1 if args.quick else REPS)
+    args.slice_mb = args.slice_mb or (1 if args.quick else SLICE_MB)
+    args.worst_mb = args.worst_mb or list(WORST_SIZES_MB)
+    out_dir = args.out or (CACHE / "results" if partial else RESULTS)
+
+    started = time.time()
+    load_before = os.getloadavg()
+    groups = plan(args, only)
+    execute(groups, args, CACHE / "logs")
+    rows = [r for g in groups for r in g.rows]
+    check_ids(rows)
+    complete(rows)
+    for r in rows:
+        for p in r.get("phases", {}).values():
+            p.pop("digests", None)  # not kept in the report
+    report = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": " ".join(["bench/encode.py", *sys.argv[1:]]),
+        "duration_s": round(time.time() - started, 1),
+        "machine": machine_info(),
+        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
+        "versions": versions(["gigatoken", "tiktoken", "tokie", "tokenizers", "rs-bpe", "bpe-openai", "kitoken"]),
+        "reps": args.reps,
+        "worst_timeout_s": args.worst_timeout,
+        "rows": rows,
+    }
+    report["targets"] = targets(rows)
+    write_results(out_dir, "encode", report, render_markdown, lambda path: render_chart(rows, path))
 
 
 if __name__ == "__main__":

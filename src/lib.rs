@@ -4,6 +4,7 @@
 //! `encode` (merges applied to pieces), `vocab` (tokens and ids), `formats` (files, one module per format),
 //! `tokenizer` (the pipeline). `bindings` holds the PyO3 bindings only, one file per Python class.
 
+pub mod cpu;
 pub mod cutting;
 pub mod encode;
 pub mod error;

@@ -279,10 +279,11 @@ impl Tokenizer {
             SCRATCHES.with(|s| s.borrow_mut().push(scratch));
             return match result {
                 Ok(()) => Ok(ids),
-                Err(unknown) => Err(Error::value(format!(
-                    "byte 0x{:02X} at offset {} has no token in this vocabulary",
-                    piece[unknown.0], unknown.0
+                Err(PieceError::UnknownByte(offset)) => Err(Error::value(format!(
+                    "byte 0x{:02X} at offset {offset} has no token in this vocabulary",
+                    piece[offset]
                 ))),
+                Err(PieceError::OutOfMemory(bytes)) => Err(Error::memory(bytes, "encoding a piece")),
             };
         }
         // The general path, as `encode_ordinary_into` takes it, with bytes as the units.
@@ -562,21 +563,46 @@ fn lowercase_fallibly(text: &str) -> Result<String> {
 impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
     #[inline(always)]
     fn piece(&mut self, piece: &'t str) {
+        if self.room_for(piece) {
+            let result = self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids);
+            self.stop_on(piece, result);
+        }
+    }
+
+    #[inline(always)]
+    fn piece_in(&mut self, text: &'t str, start: usize, end: usize) {
+        let piece = &text[start..end];
+        if self.room_for(piece) {
+            let result = self.encoder.encode_next_in(text.as_bytes(), start, end, self.scratch, self.ids);
+            self.stop_on(piece, result);
+        }
+    }
+}
+
+impl<'t> EncodeSink<'_, 't> {
+    /// Whether `piece` is to be encoded: nothing stopped the text yet, the encoder can index it, and room for
+    /// its ids (at most one per byte) was had — or refused here, so that no push in the encoder grows the list
+    /// (growing it cannot fail softly). One comparison per piece.
+    #[inline(always)]
+    fn room_for(&mut self, piece: &'t str) -> bool {
         if self.stopped.is_some() {
-            return;
+            return false;
         }
         if piece.len() >= u32::MAX as usize {
             *self.stopped = Some((piece, Stop::TooLong)); // the encoder indexes symbols with u32
-            return;
+            return false;
         }
-        // Room for the piece's ids (at most one per byte), had or refused here, so that no push below grows the
-        // list (growing it cannot fail softly). One comparison per piece.
         if self.ids.capacity() - self.ids.len() < piece.len() && self.ids.try_reserve(piece.len()).is_err() {
             let bytes = (self.ids.len() + piece.len()).saturating_mul(size_of::<u32>());
             *self.stopped = Some((piece, Stop::OutOfMemory(bytes)));
-            return;
+            return false;
         }
-        match self.encoder.encode_next(piece.as_bytes(), self.scratch, self.ids) {
+        true
+    }
+
+    #[inline(always)]
+    fn stop_on(&mut self, piece: &'t str, result: std::result::Result<(), PieceError>) {
+        match result {
             Ok(()) => {}
             Err(PieceError::UnknownByte(offset)) => *self.stopped = Some((piece, Stop::UnknownByte(offset))),
             Err(PieceError::OutOfMemory(bytes)) => *self.stopped = Some((piece, Stop::OutOfMemory(bytes))),

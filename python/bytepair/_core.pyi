@@ -2,6 +2,9 @@
 
 from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
 class WordCounts:
     """Word counts for training, with the pattern, special tokens and normaliser they were made with."""
 
@@ -112,6 +115,12 @@ class CoreTokenizer:
     def encode_with_offsets(
         self, text: str, allowed: list[bool], disallowed: list[bool], chars: bool
     ) -> list[tuple[int, int, int]]: ...
+    def encode_numpy(
+        self, text: str, allowed: list[bool] | None = None, disallowed: list[bool] | None = None
+    ) -> npt.NDArray[np.uint32]: ...
+    def encode_batch_numpy(
+        self, texts: list[str], threads: int, allowed: list[bool] | None = None, disallowed: list[bool] | None = None
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]: ...
     @staticmethod
     def from_tiktoken(
         path: str, pattern: str | None, specials: list[tuple[str, int]], unmatched: str = "keep"
@@ -176,3 +185,6 @@ def extend_counts(
 
 #: SuperBPE's second-stage pre-tokenization pattern (cut by a hand-written splitter in the core).
 SUPERWORDS: str
+
+def simd_level() -> str: ...
+def set_simd_level(name: str) -> str: ...

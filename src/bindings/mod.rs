@@ -1,12 +1,15 @@
 //! PyO3 bindings of `bytepair._core`: type conversion, releasing the GIL around long work, and mapping errors
 //! to Python exceptions. No tokenizer logic lives here, and no file layout (that is `crate::formats`). One
 //! file per Python class: `word_counts` (WordCounts, and PartialCounts: counts merged across workers),
-//! `tokenizer` (CoreTokenizer), `fasta` (FastaRecords), `training` (train_counts); `batch` is
-//! `CoreTokenizer.encode_batch`'s pipeline. Here: what they share.
+//! `tokenizer` (CoreTokenizer), `fasta` (FastaRecords), `training` (train_counts), `cutter`
+//! (DocumentCutter), `cpu` (simd_level); `batch` is `CoreTokenizer.encode_batch`'s pipeline, `numpy_out`
+//! its numpy outputs. Here: what they share.
 
 mod batch;
+mod cpu;
 mod cutter;
 mod fasta;
+mod numpy_out;
 mod tokenizer;
 mod training;
 mod word_counts;
@@ -97,5 +100,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(training::train_counts, m)?)?;
     m.add_function(wrap_pyfunction!(training::extend_counts, m)?)?;
     m.add("SUPERWORDS", crate::pretokenize::SUPERWORDS)?;
+    m.add_function(wrap_pyfunction!(cpu::simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu::set_simd_level, m)?)?;
     Ok(())
 }

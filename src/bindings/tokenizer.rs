@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 
 use super::batch::{self, borrow_texts, naming_text};
-use super::guarded;
+use super::{guarded, numpy_out};
 use crate::formats::{hf, native, tiktoken};
 use crate::pretokenize::{Pattern, Unmatched};
 use crate::tokenizer::{SpecialPolicy, Tokenizer};
@@ -64,6 +64,16 @@ impl CoreTokenizer {
             return Err(PyValueError::new_err("allowed/disallowed must have one flag per special token"));
         }
         Ok(SpecialPolicy { allowed, disallowed })
+    }
+
+    /// `policy`, or with both None the default one: no special token allowed, every one disallowed.
+    fn policy_or_default(&self, allowed: Option<Vec<bool>>, disallowed: Option<Vec<bool>>) -> PyResult<SpecialPolicy> {
+        let n = self.inner.specials.tokens().len();
+        match (allowed, disallowed) {
+            (None, None) => Ok(SpecialPolicy { allowed: vec![false; n], disallowed: vec![true; n] }),
+            (Some(allowed), Some(disallowed)) => self.policy(allowed, disallowed),
+            _ => Err(PyValueError::new_err("give both allowed and disallowed, or neither")),
+        }
     }
 
     /// One Python int per id, made on first use.
@@ -151,6 +161,35 @@ impl CoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
         batch::encode_pipelined(self, py, &borrow_texts(&texts)?, &policy, threads, collect_young)
+    }
+
+    /// Ids of `text` as a `uint32` numpy array; `allowed` / `disallowed` None: the default policy (no special
+    /// token allowed, all disallowed). See `numpy_out`.
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
+    fn encode_numpy<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<Vec<bool>>,
+        disallowed: Option<Vec<bool>>,
+    ) -> PyResult<Bound<'py, numpy::PyArray1<u32>>> {
+        let policy = self.policy_or_default(allowed, disallowed)?;
+        numpy_out::encode(self, py, text, &policy)
+    }
+
+    /// Ids of many texts as one flat `uint32` array and `int64` offsets (`len(texts) + 1`), encoded in parallel
+    /// on `threads` threads (0: every core). See `numpy_out`.
+    #[pyo3(signature = (texts, threads, allowed=None, disallowed=None))]
+    fn encode_batch_numpy<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        threads: usize,
+        allowed: Option<Vec<bool>>,
+        disallowed: Option<Vec<bool>>,
+    ) -> PyResult<numpy_out::IdsAndOffsets<'py>> {
+        let policy = self.policy_or_default(allowed, disallowed)?;
+        numpy_out::encode_batch(self, py, &borrow_texts(&texts)?, &policy, threads)
     }
 
     /// Ids of each text as one little-endian buffer of `width`-byte ids (4, or 2 when every id fits), with each

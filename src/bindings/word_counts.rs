@@ -3,8 +3,8 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 

@@ -35,7 +35,7 @@
 //! against the bucket merge it replaced (before the tables of 4.). Multilingual text, whose unspaced pieces
 //! miss the caches: o200k 23 → ~45 MB/s.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -57,6 +57,12 @@ const FOUND: usize = 8;
 const MAX_TOKEN_BYTES: usize = 1 << 16;
 /// At most this many tokens of a class get its table (512 KB, ~4 M pair checks when every row is filled).
 const MAX_CLASS_TOKENS: usize = 2048;
+/// A class table's row is filled at its this-many-th ask (the asks before it walk the merge trees): a row costs
+/// as many walks as the class has tokens (1–2 K), so a row asked fewer times than that is cheaper walked. (2 in
+/// the tests: their texts are short, and both ways of answering must be checked.)
+const FILL_AFTER: u32 = if cfg!(test) { 2 } else { 256 };
+/// `ClassPairs::asked` of a filled row.
+const FILLED: u32 = u32::MAX;
 
 /// The kinds of tokens whose pair checks are tabled (see `ClassPairs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,19 +217,23 @@ pub struct Backtracker {
 /// digit tokens: their pairs are a 124 KB table. Random letters end up as tokens of one or two letters, 97 %
 /// of them (cl100k); 1 215–1 796 such tokens, a 185–400 KB table.
 ///
-/// A row (a left token's pairs) is filled the first time it is asked for (its ~1–2 K checks: ~50 µs), not
-/// when the vocabulary loads: filling every row up front was 1–3 M checks, +20–60 ms on every load, for
-/// pieces that most texts never have (and cl100k's and o200k's patterns cut numbers in threes: their digit
-/// rows are never asked for). Two threads may fill a row at once; they write the same bits.
+/// A row (a left token's pairs) is filled once it has been asked for `FILL_AFTER` times (its ~1–2 K checks:
+/// ~50 µs), not when the vocabulary loads: filling every row up front was 1–3 M checks, +20–60 ms on every
+/// load, for pieces that most texts never have (and cl100k's and o200k's patterns cut numbers in threes: their
+/// digit rows are never asked for). Nor at the first ask: ordinary text asks a row now and then (a rare word
+/// made of short tokens), and filling each row on its first ask was 44% of encoding 2 MB of fresh English
+/// (r50k, callgrind) — until then, such a pair is walked. Two threads may fill a row at once; they write the
+/// same bits.
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
     /// The class's built tokens, by index.
     members: Vec<u32>,
-    /// A row of bits per left token, by index, set where the pair passes once the row is `ready`.
+    /// A row of bits per left token, by index, set where the pair passes once the row is filled.
     words_per_row: usize,
     valid: Vec<AtomicU64>,
-    ready: Vec<AtomicBool>,
+    /// Per row: how many times it was asked for while not filled, or `FILLED`.
+    asked: Vec<AtomicU32>,
 }
 
 impl Clone for ClassPairs {
@@ -234,14 +244,14 @@ impl Clone for ClassPairs {
             members: self.members.clone(),
             words_per_row: self.words_per_row,
             valid: copy(&self.valid),
-            ready: self.ready.iter().map(|r| AtomicBool::new(r.load(Ordering::Acquire))).collect(),
+            asked: self.asked.iter().map(|r| AtomicU32::new(r.load(Ordering::Acquire))).collect(),
         }
     }
 }
 
 /// The table given to the search that does not use one.
 static NO_CLASS_PAIRS: ClassPairs =
-    ClassPairs { class: NO_CLASS, members: Vec::new(), words_per_row: 0, valid: Vec::new(), ready: Vec::new() };
+    ClassPairs { class: NO_CLASS, members: Vec::new(), words_per_row: 0, valid: Vec::new(), asked: Vec::new() };
 
 impl ClassPairs {
     /// An empty table for `members`, the tokens of `class`.
@@ -251,7 +261,7 @@ impl ClassPairs {
             class: class as u16,
             words_per_row,
             valid: (0..members.len() * words_per_row).map(|_| AtomicU64::new(0)).collect(),
-            ready: (0..members.len()).map(|_| AtomicBool::new(false)).collect(),
+            asked: (0..members.len()).map(|_| AtomicU32::new(0)).collect(),
             members,
         }
     }
@@ -491,16 +501,22 @@ impl Backtracker {
         copy
     }
 
-    /// Whether the pair of tokens of `table`'s class at indices `left`, `right` passes the pair check; fills
-    /// `left`'s row first if it is not filled yet.
+    /// Whether the pair of tokens of `table`'s class at indices `left`, `right` passes the pair check, from
+    /// `left`'s row: filled now if this is its `FILL_AFTER`th ask; None (walk the pair) before that.
     #[inline(always)]
-    fn class_pair_passes(&self, table: &ClassPairs, left: u16, right: u16) -> bool {
+    fn class_pair_passes(&self, table: &ClassPairs, left: u16, right: u16) -> Option<bool> {
         let row = left as usize * table.words_per_row;
-        // Acquire: a row seen ready is seen filled (a plain load on x86).
-        if !table.ready[left as usize].load(Ordering::Acquire) {
+        // Acquire: a row seen filled is seen with its bits (a plain load on x86).
+        let asked = table.asked[left as usize].load(Ordering::Acquire);
+        if asked != FILLED {
+            if asked + 1 < FILL_AFTER {
+                // (Two threads may both count one ask: a row is then filled a little later.)
+                table.asked[left as usize].store(asked + 1, Ordering::Relaxed);
+                return None;
+            }
             self.fill_row(table, left);
         }
-        table.valid[row + right as usize / 64].load(Ordering::Relaxed) >> (right % 64) & 1 != 0
+        Some(table.valid[row + right as usize / 64].load(Ordering::Relaxed) >> (right % 64) & 1 != 0)
     }
 
     /// Fills `left`'s row of `table`: the pair check of its token with every token of the class.
@@ -518,7 +534,7 @@ impl Backtracker {
             }
             word.store(bits, Ordering::Relaxed);
         }
-        table.ready[left as usize].store(true, Ordering::Release);
+        table.asked[left as usize].store(FILLED, Ordering::Release);
     }
 
     /// The pair check (`meeting`), from `table` when `TABLED` and both are tokens of its class (`FAILS` when
@@ -530,7 +546,11 @@ impl Backtracker {
             let in_class = |c: u16| c != NO_CLASS && c >> CLASS_SHIFT == table.class;
             if in_class(a_class) && in_class(b_class) {
                 let index = |c: u16| c & ((1 << CLASS_SHIFT) - 1);
-                return if self.class_pair_passes(table, index(a_class), index(b_class)) { NONE } else { FAILS };
+                match self.class_pair_passes(table, index(a_class), index(b_class)) {
+                    Some(true) => return NONE,
+                    Some(false) => return FAILS,
+                    None => {}
+                }
             }
         }
         self.meeting(a, b, a_is_longest)

@@ -1,27 +1,27 @@
-//! The per-thread tables that remember encoded pieces (`Scratch`: the front table, the seen table, the cache of
-//! longer pieces, and the merges' buffers), and the piece keys they and the whole-token table use.
+//! The per-thread tables that remember encoded pieces that are not whole tokens (`Scratch`: the seen table, the
+//! cache of longer pieces, and the merges' buffers), and the piece keys they and the whole-token table
+//! (`whole.rs`) use.
 //!
 //! Performance notes:
-//! - The whole-token table (`piece.rs`) is keyed by a piece's length and two 8-byte words (its first and last
-//!   8 bytes; shorter pieces packed), which identify any piece of up to 16 bytes — most tokens — so a lookup is
-//!   two integer compares, no `memcmp`, no pointer to a boxed key (perf: those were 10% and 14% of encoding).
-//!   Its hash comes from the same words. In front of it, each thread keeps a direct-mapped table of recent
-//!   pieces (32K slots of 32 bytes, 1 MB): the big table's cache misses were a third of encoding. With 4096
-//!   slots (L2-sized) a fifth of English's pieces of two bytes or more still missed it and cost ~225
-//!   instructions each in the big table and the merge cache; 32K slots encoded 20 MB of English ~10% faster
-//!   (gpt2, cl100k, o200k; interleaved runs), 64K no better. The front table also holds short pieces that
-//!   merged into several tokens (rare words repeat), so those skip the byte-keyed cache below (its hashing
-//!   and `memcmp` were 6% of encoding English).
-//! - Behind the front table, each thread's seen table holds every short piece met (up to 128K; 32-byte
-//!   entries, open addressing, one or two cache lines per lookup). 20 MB of English has ~80K distinct
-//!   pieces, so 8% of its pieces missed the front table and each miss then cost the whole-token table and the
-//!   byte-keyed cache (~4 cache misses: control bytes, boxed keys and values): a third of encoding. With the
-//!   seen table, English gained 16% (gpt2, cl100k, o200k; interleaved in one process).
+//! - A key is a piece's length and two 8-byte words: up to 8 bytes, the bytes zero-padded (so one masked
+//!   8-byte load of the text gives it); longer, its first and last 8 bytes. They identify any piece of up to 16
+//!   bytes — most pieces — so a lookup is two or three integer compares, no `memcmp`, no pointer to a boxed key
+//!   (perf: those were 10% and 14% of encoding). The hash is a folded multiply of the same words.
+//! - A piece of 2 to 16 bytes is looked up in the whole-token table first (shared, built at load); the seen
+//!   table, per thread, holds only the pieces that merged into several tokens (up to 128K; 32-byte entries,
+//!   open addressing, one or two cache lines per lookup): rare words repeat.
+//! - Until this change a per-thread direct-mapped front table of recent pieces (32K slots, 1 MB) came first, and
+//!   every new piece then went through the seen table and a `hashbrown` whole-token table and was copied into
+//!   both small tables. On text the process had not seen, 17.7% of the pieces missed it (2 MB of English, r50k).
+//!   Without it, the front table's cache lines are free for the whole-token table's: interleaved runs on fresh
+//!   English (`examples/encode_fresh`, 4 MB slices, medians of 10 alternated runs, shared machine): r50k cold
+//!   149 → 189 MB/s, steady 195 → 221; cl100k 104 → 127, 139 → 147; o200k 99 → 122, 140 → 138.
 //! - Pieces that make more than three ids (gpt2's indentation: a token per space) keep theirs in the seen
-//!   table's overflow, so they are front-table hits too (20 MB of Python code, gpt2: +6%).
-//! - Tried and left out: handing pieces to the encoder 16 behind the splitter, to prefetch their front- and
-//!   seen-table lines. o200k English +10%, but gpt2 on Python code −25% and the rest even or worse
-//!   (interleaved in one process); nor did prefetching the ints while building Python lists help.
+//!   table's overflow (20 MB of Python code, gpt2: +6% when it came in).
+//! - Tried and left out: handing pieces to the encoder 16 behind the splitter, to prefetch their table lines
+//!   (o200k English +10%, but gpt2 on Python code −25%, the rest even or worse); prefetching each block's
+//!   pieces' whole-token slots before encoding them (the block scanner knows them all at once): r50k steady
+//!   182 → 153 MB/s, the keys computed twice; prefetching the ints while building Python lists.
 //! - Longer pieces that needed merging are remembered per thread (a bounded cache).
 
 use std::cmp::Reverse;
@@ -35,9 +35,9 @@ use super::merge::Symbol;
 /// or for pieces under 8 bytes a packing of them. Equal keys mean equal pieces up to 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(super) struct Key {
-    first: u64,
-    last: u64,
-    len: u64,
+    pub(super) first: u64,
+    pub(super) last: u64,
+    pub(super) len: u64,
 }
 
 #[inline]
@@ -51,19 +51,30 @@ fn load4(b: &[u8], at: usize) -> u64 {
 }
 
 impl Key {
+    /// Up to 8 bytes: the bytes themselves, zero-padded (little-endian), so that a piece's key can also come from
+    /// one 8-byte load of the text it is in (`of_text`); longer: the first and the last 8 bytes.
     #[inline]
     pub(super) fn of(piece: &[u8]) -> Key {
         let n = piece.len();
-        let (first, last) = if n >= 8 {
+        let (first, last) = if n > 8 {
             (load8(piece, 0), load8(piece, n - 8))
         } else if n >= 4 {
-            (load4(piece, 0) | (load4(piece, n - 4) << 32), 0)
+            // Two 4-byte loads, the second moved to its place (overlapping bytes are equal, so ORing is exact).
+            (load4(piece, 0) | (load4(piece, n - 4) << (8 * (n - 4))), 0)
         } else if n > 0 {
-            (piece[0] as u64 | (piece[n / 2] as u64) << 8 | (piece[n - 1] as u64) << 16, 0)
+            (piece[0] as u64 | (piece[n / 2] as u64) << (8 * (n / 2)) | (piece[n - 1] as u64) << (8 * (n - 1)), 0)
         } else {
             (0, 0)
         };
         Key { first, last, len: n as u64 }
+    }
+
+    /// `Key::of(&text[start..end])` for a piece of 2 to 8 bytes with 8 bytes of `text` from `start`: one load,
+    /// masked to the piece's length.
+    #[inline(always)]
+    pub(super) fn of_short_in(text: &[u8], start: usize, len: usize) -> Key {
+        debug_assert!((2..=8).contains(&len) && start + 8 <= text.len());
+        Key { first: load8(text, start) & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
     }
 
     /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches the low bits, which
@@ -76,15 +87,6 @@ impl Key {
         let product = x as u128 * 0x9E37_79B9_7F4A_7C15;
         product as u64 ^ (product >> 64) as u64
     }
-}
-
-/// Slots of the per-thread front table.
-pub(super) const FRONT_SLOTS: usize = 1 << 15;
-
-/// The front-table slot of a piece's key hash.
-#[inline(always)]
-pub(super) fn front_slot(hash: u64) -> usize {
-    (hash as usize) & (FRONT_SLOTS - 1)
 }
 
 /// Longest piece the cache remembers (words repeat; a 10 MB run of one letter need not stay in memory).
@@ -101,9 +103,7 @@ pub struct Scratch {
     /// The backtracker's dead ends, one bit per position.
     pub(super) dead: Vec<u64>,
     pub(super) serial: u64,
-    /// Recent pieces of up to 16 bytes and their ids (copies of seen-table entries; len 0 = empty slot).
-    pub(super) front: Vec<Entry>,
-    /// Every piece of up to 16 bytes seen (up to `SEEN_MOST_SLOTS / 2`) and its ids.
+    /// Every piece of 2 to 16 bytes met that is not a whole token (up to `SEEN_MOST_SLOTS / 2`) and its ids.
     pub(super) seen: Seen,
     /// Longer pieces that needed merging.
     pub(super) cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
@@ -292,17 +292,24 @@ mod tests {
         assert!(!Entry::default().holds(Key::of(b"\0\0")), "an empty slot holds no piece");
     }
 
-    /// Pieces that differ only in their last bytes get different front-table slots (with the old hash, the
-    /// 676 pieces " thaa" … " thzz" shared 26 slots).
+    /// Pieces that differ only in their last bytes start their probes at different slots (with the old hash, the
+    /// 676 pieces " thaa" … " thzz" shared 26 slots of the front table then in use).
     #[test]
-    fn front_slots_depend_on_every_byte_of_a_piece() {
+    fn slots_depend_on_every_byte_of_a_piece() {
         for prefix in [&b" th"[..], b"ing", b" ", b"abcdefghijk"] {
             let pieces: Vec<Vec<u8>> =
                 (b'a'..=b'z').flat_map(|x| (b'a'..=b'z').map(move |y| [prefix, &[x, y]].concat())).collect();
-            let slots: std::collections::HashSet<usize> =
-                pieces.iter().map(|p| front_slot(Key::of(p).hash())).collect();
-            // 676 pieces in 32K slots: ~7 collide by chance.
-            assert!(slots.len() >= 650, "{:?}…: {} slots for 676 pieces", String::from_utf8_lossy(prefix), slots.len());
+            for bits in [0, 32] {
+                let slots: std::collections::HashSet<u64> =
+                    pieces.iter().map(|p| Key::of(p).hash() >> bits & ((1 << 15) - 1)).collect();
+                // 676 pieces in 32K slots: ~7 collide by chance.
+                assert!(
+                    slots.len() >= 650,
+                    "{:?}…: {} slots for 676 pieces",
+                    String::from_utf8_lossy(prefix),
+                    slots.len()
+                );
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ mod merge;
 mod pair_table;
 pub mod piece;
 mod splits;
+mod whole;
 
 use rustc_hash::FxHashMap;
 

@@ -16,14 +16,14 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hashbrown::HashTable;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
-use super::caches::{CACHE_LIMIT, CACHED_PIECE_LIMIT, Entry, FRONT_SLOTS, Key, Scratch, Seen, front_slot};
+use super::caches::{CACHE_LIMIT, CACHED_PIECE_LIMIT, Key, Scratch, Seen};
 use super::merge::END;
 use super::pair_table::PairTable;
+use super::whole::WholeTable;
 
 /// No token, no rank (and no neighbour, in the merges' layouts).
 pub(super) const NONE: u32 = u32::MAX;
@@ -68,7 +68,7 @@ pub struct PieceEncoder {
     /// `(left, right)` → `(rank << 32) | result`.
     pub(super) pairs: PairTable,
     /// Byte strings that are one token and that BPE builds back into that token.
-    whole: HashTable<WholeEntry>,
+    whole: WholeTable,
     /// Identifies this encoder in the per-thread cache (never reused, unlike an address).
     serial: u64,
     /// Stands for bytes without a token, when the vocabulary has an unknown token.
@@ -80,14 +80,6 @@ pub struct PieceEncoder {
     /// The encoder of pieces that are not whole tokens, when the vocabulary allows it (see `backtrack`).
     /// Built by `prepare` (the Python `Tokenizer` does at load) or on first use.
     backtracker: OnceLock<Option<Backtracker>>,
-}
-
-#[derive(Clone, Debug)]
-struct WholeEntry {
-    key: Key,
-    id: u32,
-    /// All the bytes, for tokens longer than 16 bytes (the key does not identify those); else empty.
-    long: Box<[u8]>,
 }
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
@@ -168,7 +160,7 @@ impl PieceEncoder {
             symbol_len,
             in_place,
             pairs: table,
-            whole: HashTable::new(),
+            whole: WholeTable::default(),
             unk,
             serial,
             spellings,
@@ -198,19 +190,12 @@ impl PieceEncoder {
                     .collect()
             })
         };
-        let mut whole = HashTable::new();
-        for (id, bytes) in tokens.iter().enumerate() {
-            let Some(bytes) = bytes else { continue };
-            if bytes.len() < 2 {
-                continue;
-            }
-            if whole_always || builds_itself[id] {
-                let key = Key::of(bytes);
-                let long: Box<[u8]> = if bytes.len() > 16 { (*bytes).into() } else { Box::default() };
-                whole.insert_unique(key.hash(), WholeEntry { key, id: id as u32, long }, |e| e.key.hash());
-            }
-        }
-        encoder.whole = whole;
+        let whole = tokens
+            .iter()
+            .enumerate()
+            .filter(|&(id, bytes)| bytes.is_some() && (whole_always || builds_itself[id]))
+            .map(|(id, bytes)| (bytes.expect("filtered"), id as u32));
+        encoder.whole = WholeTable::new(whole);
         encoder
     }
 
@@ -233,45 +218,73 @@ impl PieceEncoder {
         if !self.owns(scratch) {
             scratch.cache.clear();
             scratch.seen = Seen::default();
-            scratch.front.clear();
-            scratch.front.resize(FRONT_SLOTS, Entry::default());
             scratch.serial = self.serial;
         }
     }
 
     /// `encode` for the next piece of a text, after `begin` with this `scratch` (and no other encoder since).
-    /// Only the common cases are here — one byte, a piece in the front table — so that this stays small where
-    /// it is inlined, in each pre-tokenizer's loop.
+    /// Only the common cases are here — one byte, a whole token of up to 16 bytes — so that this stays small
+    /// where it is inlined, in each pre-tokenizer's loop.
     #[inline(always)]
     pub fn encode_next(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
         debug_assert!(self.owns(scratch), "encode_next without begin");
-        if piece.len() == 1 {
-            return match self.units.single(piece[0]) {
-                NONE => self.unit_without_token(out),
-                id => {
-                    out.push(id);
-                    Ok(())
-                }
-            };
+        match piece.len() {
+            1 => self.encode_byte(piece[0], out),
+            2..=16 => self.encode_short(piece, Key::of(piece), scratch, out),
+            _ => self.encode_long(piece, scratch, out),
         }
-        let key = Key::of(piece);
-        let hash = key.hash();
-        if piece.len() <= 16 {
-            let entry = &scratch.front[front_slot(hash)];
-            if entry.holds(key) {
-                // Pushed one by one: `extend_from_slice` of a variable length calls `memcpy` (10% of a hit).
-                match entry.n {
-                    1 => out.push(entry.ids[0]),
-                    2 => {
-                        out.push(entry.ids[0]);
-                        out.push(entry.ids[1]);
-                    }
-                    _ => out.extend_from_slice(scratch.seen.ids(entry)),
-                }
-                return Ok(());
+    }
+
+    /// `encode_next` for the piece `text[start..end]`: the key of a piece of up to 8 bytes comes from one load
+    /// of the text when 8 bytes of it follow the piece's start.
+    #[inline(always)]
+    pub fn encode_next_in(
+        &self,
+        text: &[u8],
+        start: usize,
+        end: usize,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), PieceError> {
+        debug_assert!(self.owns(scratch), "encode_next_in without begin");
+        let piece = &text[start..end];
+        match piece.len() {
+            1 => self.encode_byte(piece[0], out),
+            2..=8 if start + 8 <= text.len() => {
+                self.encode_short(piece, Key::of_short_in(text, start, piece.len()), scratch, out)
+            }
+            2..=16 => self.encode_short(piece, Key::of(piece), scratch, out),
+            _ => self.encode_long(piece, scratch, out),
+        }
+    }
+
+    #[inline(always)]
+    fn encode_byte(&self, byte: u8, out: &mut Vec<u32>) -> Result<(), PieceError> {
+        match self.units.single(byte) {
+            NONE => self.unit_without_token(out),
+            id => {
+                out.push(id);
+                Ok(())
             }
         }
-        self.encode_uncommon(piece, key, hash, scratch, out)
+    }
+
+    /// A piece of 2 to 16 bytes with its key: a whole token (one probe of the shared table), else `encode_merged`.
+    #[inline(always)]
+    fn encode_short(
+        &self,
+        piece: &[u8],
+        key: Key,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), PieceError> {
+        let hash = key.hash();
+        let id = self.whole.get_short(piece.len(), key, hash);
+        if id != NONE {
+            out.push(id);
+            return Ok(());
+        }
+        self.encode_merged(piece, key, hash, scratch, out)
     }
 
     /// A one-unit piece without a token: the unknown token, or the error.
@@ -282,10 +295,10 @@ impl PieceEncoder {
         Ok(())
     }
 
-    /// A piece not in the front table: a piece seen before, a whole token, a cached piece, or merged; then
-    /// remembered in the front table and the seen table when it is short, else in the cache.
+    /// A piece of 2 to 16 bytes that is not a whole token: met before by this thread (its seen table), else
+    /// merged and remembered there.
     #[inline(never)]
-    fn encode_uncommon(
+    fn encode_merged(
         &self,
         piece: &[u8],
         key: Key,
@@ -293,45 +306,42 @@ impl PieceEncoder {
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<(), PieceError> {
-        // (An empty piece, which no splitter makes, would look like an empty slot: it just is not remembered.)
-        let short = (1..=16).contains(&piece.len());
-        let slot = front_slot(hash);
-        if short && let Some(&entry) = scratch.seen.get(key, hash) {
-            out.extend_from_slice(scratch.seen.ids(&entry));
-            scratch.front[slot] = entry;
+        if let Some(entry) = scratch.seen.get(key, hash) {
+            out.extend_from_slice(scratch.seen.ids(entry));
             return Ok(());
         }
         let start = out.len();
-        if let Some(id) = self.whole_token(piece, key, hash) {
-            out.push(id);
-        } else if !short && let Some(ids) = scratch.cache.get(piece) {
-            // (Short pieces are remembered in the seen table, never here: hashing them was wasted.)
-            out.extend_from_slice(ids);
-        } else {
-            self.merge_bytes(piece, scratch, out)?;
-            if !short && piece.len() <= CACHED_PIECE_LIMIT {
-                if scratch.cache.len() >= CACHE_LIMIT {
-                    scratch.cache.clear();
-                }
-                scratch.cache.insert(piece.into(), out[start..].into());
-            }
+        self.merge_bytes(piece, scratch, out)?;
+        if scratch.seen.full() {
+            scratch.seen.clear();
         }
-        if short {
-            if scratch.seen.full() {
-                scratch.seen.clear();
-                scratch.front.fill(Entry::default());
-            }
-            let entry = scratch.seen.entry(key, &out[start..]);
-            scratch.front[slot] = entry;
-            scratch.seen.insert(entry, hash);
-        }
+        let entry = scratch.seen.entry(key, &out[start..]);
+        scratch.seen.insert(entry, hash);
         Ok(())
     }
 
-    /// The token a piece is, when it is one (and may be looked up whole).
-    #[inline]
-    fn whole_token(&self, piece: &[u8], key: Key, hash: u64) -> Option<u32> {
-        self.whole.find(hash, |e| e.key == key && (piece.len() <= 16 || *e.long == *piece)).map(|e| e.id)
+    /// A piece of more than 16 bytes: a whole token, a piece this thread merged before (its cache), or merged
+    /// (and cached, up to `CACHED_PIECE_LIMIT` bytes).
+    #[inline(never)]
+    fn encode_long(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
+        let id = self.whole.get_long(piece);
+        if id != NONE {
+            out.push(id);
+            return Ok(());
+        }
+        if let Some(ids) = scratch.cache.get(piece) {
+            out.extend_from_slice(ids);
+            return Ok(());
+        }
+        let start = out.len();
+        self.merge_bytes(piece, scratch, out)?;
+        if piece.len() <= CACHED_PIECE_LIMIT {
+            if scratch.cache.len() >= CACHE_LIMIT {
+                scratch.cache.clear();
+            }
+            scratch.cache.insert(piece.into(), out[start..].into());
+        }
+        Ok(())
     }
 
     /// BPE over `bytes` with only the pairs ranked below `limit` (how a tiktoken token's own merge is found).
@@ -628,7 +638,8 @@ pub(super) mod tests {
 
     #[test]
     fn pieces_encode_the_same_whichever_table_they_come_from() {
-        // First sight (merged or whole), then the seen table (front slot taken by another piece), then the front.
+        // First sight (whole, or merged), then the seen table (pieces of up to 16 bytes) or the cache (longer);
+        // each piece also as a slice of a text, whose key may come from one load of the text.
         let e = tiktoken_style_encoder();
         let mut state = 7u64;
         let mut next = |n: u64| {
@@ -641,14 +652,19 @@ pub(super) mod tests {
         let mut scratch = Scratch::default();
         e.begin(&mut scratch);
         for round in 0..3 {
-            if round == 1 {
-                scratch.front.fill(Entry::default()); // so that this round finds them in the seen table
-            }
             for (piece, want) in pieces.iter().zip(&expected) {
                 let mut out = Vec::new();
                 e.encode_next(piece, &mut scratch, &mut out).unwrap();
                 assert_eq!(&out, want, "round {round}");
             }
+        }
+        let text = pieces.concat();
+        let mut start = 0;
+        for (piece, want) in pieces.iter().zip(&expected) {
+            let mut out = Vec::new();
+            e.encode_next_in(&text, start, start + piece.len(), &mut scratch, &mut out).unwrap();
+            assert_eq!(&out, want, "{piece:?} at {start} of the text");
+            start += piece.len();
         }
     }
 

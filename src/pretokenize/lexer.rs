@@ -28,6 +28,7 @@
 //! - Pieces are handed to the callback as slices of the input: nothing is allocated.
 
 use super::PieceSink;
+use super::blocks;
 use super::classes::{
     ClassTable, Classes, LETTER, LOWERCASE_LETTER, MARK, MODIFIER_LETTER, NUMBER, OTHER_LETTER, SPACE,
     TITLECASE_LETTER, UPPERCASE_LETTER, WORD, table,
@@ -39,14 +40,20 @@ const O200K_UPPER: Classes = UPPERCASE_LETTER | TITLECASE_LETTER | MODIFIER_LETT
 const O200K_LOWER: Classes = LOWERCASE_LETTER | MODIFIER_LETTER | OTHER_LETTER | MARK;
 
 /// The text being split, with the class lookups over it.
-struct Scanner<'t> {
+pub(super) struct Scanner<'t> {
     bytes: &'t [u8],
     table: &'static ClassTable,
 }
 
 impl<'t> Scanner<'t> {
-    fn new(text: &'t str) -> Scanner<'t> {
+    pub(super) fn new(text: &'t str) -> Scanner<'t> {
         Scanner { bytes: text.as_bytes(), table: table() }
+    }
+
+    /// A scanner over the bytes of a `str` (the block scanner holds them as bytes; they must be a `str`'s).
+    pub(super) fn new_bytes(bytes: &'t [u8]) -> Scanner<'t> {
+        debug_assert!(std::str::from_utf8(bytes).is_ok());
+        Scanner { bytes, table: table() }
     }
 
     #[inline(always)]
@@ -183,7 +190,7 @@ impl<'t> Scanner<'t> {
     /// The length of the contraction (`s t re ve m ll d`) right after the apostrophe at `apostrophe`, if any.
     /// Case-sensitive (GPT-2: lowercase ASCII only) or case-insensitive the way regex-syntax folds case.
     #[inline]
-    fn contraction_len(&self, apostrophe: usize, case_insensitive: bool) -> Option<usize> {
+    pub(super) fn contraction_len(&self, apostrophe: usize, case_insensitive: bool) -> Option<usize> {
         let first = self.contraction_letter_at(apostrophe + 1, case_insensitive)?;
         if matches!(first.0, b's' | b't' | b'm' | b'd') {
             return Some(1 + first.1);
@@ -240,7 +247,7 @@ struct WhitespaceRun {
 
 /// Decodes the multi-byte UTF-8 character starting at `i`. `bytes` is a `str`'s, so the sequence is valid.
 #[inline(always)]
-fn decode_non_ascii(bytes: &[u8], i: usize) -> (u32, usize) {
+pub(super) fn decode_non_ascii(bytes: &[u8], i: usize) -> (u32, usize) {
     let lead = u32::from(bytes[i]);
     let continuation = |k: usize| u32::from(bytes[i + k]) & 0x3F;
     if lead < 0xE0 {
@@ -279,12 +286,18 @@ fn split_tiling<'t>(text: &'t str, sink: &mut impl PieceSink<'t>, piece_end: imp
 /// - Whitespace: `\s+` is greedy and `(?!\S)` fails only when a non-space follows the run, so backtracking
 ///   gives back exactly the run's last character (which then starts the next piece, usually as ` word`). A
 ///   single whitespace character before a non-space fails `\s+(?!\S)` and is taken by the final `\s+`.
-pub fn split_gpt2<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+pub fn split_gpt2_scalar<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
     split_tiling(text, sink, |s, start| gpt2_piece_end(s, start))
 }
 
+/// GPT-2's pieces, by the block scanner (`blocks.rs`) at the CPU's level, which uses `split_gpt2_scalar`'s
+/// rules where its own cannot settle a block.
+pub fn split_gpt2<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+    blocks::split(blocks::Pattern::Gpt2, text, sink, crate::cpu::level())
+}
+
 #[inline(always)]
-fn gpt2_piece_end(s: &Scanner, start: usize) -> usize {
+pub(super) fn gpt2_piece_end(s: &Scanner, start: usize) -> usize {
     let first = s.bytes[start];
     // Most pieces of English: ASCII letters, or a space and ASCII letters (the letter run may go on past ASCII).
     if first.is_ascii_alphabetic() {
@@ -332,12 +345,17 @@ fn gpt2_piece_end(s: &Scanner, start: usize) -> usize {
 /// - Whitespace, in this order: the run when it reaches the end of the text (`$` is end of text, no multiline);
 ///   else up to and including the run's last CR/LF (`\s*` backtracks to it); else the run minus its last
 ///   character when that leaves at least one; else a single whitespace character.
-pub fn split_cl100k<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+pub fn split_cl100k_scalar<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
     split_tiling(text, sink, |s, start| cl100k_piece_end(s, start))
 }
 
+/// cl100k's pieces, by the block scanner (see `split_gpt2`).
+pub fn split_cl100k<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+    blocks::split(blocks::Pattern::Cl100k, text, sink, crate::cpu::level())
+}
+
 #[inline(always)]
-fn cl100k_piece_end(s: &Scanner, start: usize) -> usize {
+pub(super) fn cl100k_piece_end(s: &Scanner, start: usize) -> usize {
     let first = s.bytes[start];
     // Most pieces of English: ASCII letters, or one ASCII prefix character (not an apostrophe, which may start
     // a contraction, nor a digit or CR/LF) and ASCII letters (the letter run may go on past ASCII).
@@ -420,12 +438,17 @@ fn other_run_start(s: &Scanner, start: usize, classes: Classes) -> Option<usize>
 /// - Whitespace, in this order: up to and including the run's last CR/LF (`\s*` backtracks to it); else the run
 ///   if it reaches the end of the text; else the run minus its last character when that leaves at least one;
 ///   else the single whitespace character (`\s+`).
-pub fn split_o200k<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+pub fn split_o200k_scalar<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
     split_tiling(text, sink, |s, start| o200k_piece_end(s, start))
 }
 
+/// o200k's pieces, by the block scanner (see `split_gpt2`).
+pub fn split_o200k<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
+    blocks::split(blocks::Pattern::O200k, text, sink, crate::cpu::level())
+}
+
 #[inline(always)]
-fn o200k_piece_end(s: &Scanner, start: usize) -> usize {
+pub(super) fn o200k_piece_end(s: &Scanner, start: usize) -> usize {
     let first = s.bytes[start];
     if let Some(end) = o200k_ascii_word_end(s, start) {
         return with_contraction(s, end);

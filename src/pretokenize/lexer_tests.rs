@@ -1,10 +1,16 @@
 //! The hand-written splitters against fancy-regex running the pattern strings: exhaustively on short strings,
-//! on seeded random strings, on the shared data files; and on pathological inputs, for linear time.
+//! on seeded random strings, on the shared data files; and on pathological inputs, for linear time. The public
+//! splitters run the block scanner (`blocks.rs`) at this CPU's level; the block scanner at every level is also
+//! held to the scalar lexer on strings built to cross its 64-byte blocks in every way.
 
 use std::path::PathBuf;
 
-use super::lexer::{split_cl100k, split_gpt2, split_o200k, split_whitespace};
+use super::blocks;
+use super::lexer::{
+    split_cl100k, split_cl100k_scalar, split_gpt2, split_gpt2_scalar, split_o200k, split_o200k_scalar, split_whitespace,
+};
 use super::{CL100K, GPT2, O200K, WHITESPACE};
+use crate::cpu::Level;
 
 /// A splitter and the pattern it must agree with.
 struct Case {
@@ -306,6 +312,201 @@ fn pathological_inputs_split_in_linear_time() {
             let prefix = &text[..prefix_end];
             let ours = (case.split)(prefix);
             assert!(ours == regex_pieces(regex, prefix), "{} disagrees on a prefix of {name}", case.name);
+        }
+    }
+}
+
+/// The block scanner at `level` (at the portable level: its rules with the masks of plain 64-bit words, which
+/// production leaves to the scalar lexer) and the scalar lexer, on `text`.
+fn assert_blocks_agree(pattern: blocks::Pattern, level: Level, text: &str) {
+    let mut ours: Vec<&str> = Vec::new();
+    if level == Level::Portable {
+        blocks::split_portable_rules(pattern, text, &mut |piece| ours.push(piece));
+    } else {
+        blocks::split(pattern, text, &mut |piece| ours.push(piece), level);
+    }
+    let mut scalar: Vec<&str> = Vec::new();
+    let mut sink = |piece| scalar.push(piece);
+    match pattern {
+        blocks::Pattern::Gpt2 => split_gpt2_scalar(text, &mut sink),
+        blocks::Pattern::Cl100k => split_cl100k_scalar(text, &mut sink),
+        blocks::Pattern::O200k => split_o200k_scalar(text, &mut sink),
+    }
+    if ours != scalar {
+        let first = ours.iter().zip(&scalar).position(|(a, b)| a != b).unwrap_or(ours.len().min(scalar.len()));
+        let at: usize = scalar[..first].iter().map(|p| p.len()).sum();
+        panic!(
+            "{pattern:?} at {level:?} differs from the scalar lexer at byte {at} (block {}, offset {}) of {text:?}:\n  \
+             blocks: {:?}\n  scalar: {:?}",
+            at / 64,
+            at % 64,
+            &ours[first.saturating_sub(2)..(first + 3).min(ours.len())],
+            &scalar[first.saturating_sub(2)..(first + 3).min(scalar.len())],
+        );
+    }
+}
+
+const BLOCK_PATTERNS: [blocks::Pattern; 3] = [blocks::Pattern::Gpt2, blocks::Pattern::Cl100k, blocks::Pattern::O200k];
+
+/// The levels this CPU can run (the portable one always).
+fn levels() -> Vec<Level> {
+    Level::ALL.into_iter().filter(|&level| level <= crate::cpu::detected()).collect()
+}
+
+/// Units for texts that cross blocks: those of `ALPHABET`, and what the block rules treat apart — contractions
+/// and their case, CR LF, runs, curly quotes and dashes (painted multi-byte "other" characters), non-ASCII
+/// whitespace, letters of each case and script, a non-ASCII digit, marks, CJK (o200k leaves these to the scalar
+/// lexer), slashes after line breaks, 4-byte characters.
+const BLOCK_UNITS: [&str; 34] = [
+    "'s",
+    "'ll",
+    "'RE",
+    "'Ve",
+    "'d",
+    "'M",
+    "'\u{17F}",
+    "\r\n",
+    "\n\n",
+    "   ",
+    "\t",
+    "123",
+    "4567",
+    "AB",
+    "Ab",
+    "aB",
+    "abc",
+    "XYZ",
+    "\u{201C}",
+    "\u{201D}",
+    "\u{2014}",
+    "\u{2019}",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{e9}t\u{e9}",
+    "\u{c9}T",
+    "\u{3b1}\u{3b2}",
+    "\u{663}",
+    "a\u{301}",
+    "\u{4e2d}\u{6587}",
+    "/",
+    "!\n/",
+    "\u{1F600}",
+    "x",
+];
+
+/// A seeded random text of about `len` bytes: units from `BLOCK_UNITS` and `ALPHABET`, often repeated (long runs
+/// of one kind cross blocks), mostly ASCII.
+fn block_text(random: &mut SplitMix64, len: usize) -> String {
+    let mut text = String::new();
+    let ascii_heavy = random.below(3) != 0;
+    while text.len() < len {
+        let unit = match random.below(10) {
+            0..=3 => BLOCK_UNITS[random.below(BLOCK_UNITS.len())],
+            4..=5 if !ascii_heavy => ALPHABET[random.below(ALPHABET.len())],
+            _ => ["a", "b", "e", "s", "t", " ", "A", "T", ".", ",", "7", "\n", "'", "-"][random.below(14)],
+        };
+        let repeat = if random.below(6) == 0 { 1 + random.below(70) } else { 1 };
+        for _ in 0..repeat {
+            text.push_str(unit);
+        }
+    }
+    text
+}
+
+/// The block scanner, at every level this CPU has, gives the scalar lexer's pieces on seeded random texts of up to
+/// 400 bytes, built to cross blocks with runs of every kind.
+#[test]
+fn block_scanner_equals_the_scalar_lexer_on_random_texts() {
+    let mut random = SplitMix64(0xB10C_5CA7);
+    let levels = levels();
+    for _ in 0..random_case_count() / 3 {
+        let len = random.below(400);
+        let text = block_text(&mut random, len);
+        for pattern in BLOCK_PATTERNS {
+            for &level in &levels {
+                assert_blocks_agree(pattern, level, &text);
+            }
+        }
+    }
+}
+
+/// Every string of up to three `ALPHABET` units, placed so that it straddles a block boundary after each of
+/// several contexts (letters, spaces, digits, punctuation, a line break, a curly quote), at every level.
+#[test]
+fn short_strings_across_a_block_boundary_equal_the_scalar_lexer() {
+    let contexts = [
+        "abcdefgh",
+        "        ",
+        "12345678",
+        "........",
+        "\n\n\n\n\n\n\n\n",
+        "\u{201C}\u{201C}\u{201C}",
+        "ab'",
+        "a \n ",
+    ];
+    let levels = levels();
+    let mut text = String::new();
+    for units in 1..=3u32 {
+        for k in 0..ALPHABET.len().pow(units) {
+            let mut unit_text = String::new();
+            let mut k = k;
+            for _ in 0..units {
+                unit_text.push_str(ALPHABET[k % ALPHABET.len()]);
+                k /= ALPHABET.len();
+            }
+            for context in contexts {
+                // The string ends at, or starts at, or sits across the boundary at byte 64.
+                for offset in [62usize, 64 - unit_text.len().min(64), 63] {
+                    text.clear();
+                    while text.len() + context.len() <= offset {
+                        text.push_str(context);
+                    }
+                    while text.len() < offset {
+                        text.push('x');
+                    }
+                    text.push_str(&unit_text);
+                    text.push_str(context);
+                    for pattern in BLOCK_PATTERNS {
+                        for &level in &levels {
+                            assert_blocks_agree(pattern, level, &text);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Long runs across several blocks — whitespace with a line break at each offset (the last line break's rule
+/// looks past the next block), digits (cut in threes across blocks), line breaks after punctuation — at every
+/// level.
+#[test]
+fn long_runs_across_blocks_equal_the_scalar_lexer() {
+    let levels = levels();
+    let mut texts = Vec::new();
+    for run in [60usize, 63, 64, 65, 127, 128, 129, 200] {
+        for at in [0, 1, run / 2, run.saturating_sub(2), run.saturating_sub(1)] {
+            for (ws, before, after) in [(" ", "x", "y"), ("\t", "!", "1"), (" ", "x", ""), ("\u{a0}", "x", "y")] {
+                let mut text = before.to_string();
+                for i in 0..run {
+                    text.push_str(if i == at { "\n" } else { ws });
+                }
+                text.push_str(after);
+                texts.push(text);
+            }
+        }
+        texts.push(format!("x{}y", "7".repeat(run)));
+        texts.push(format!("x {}", "7".repeat(run)));
+        texts.push(format!("!{}x", "\n".repeat(run)));
+        texts.push(format!("!{}/x", "\r\n".repeat(run / 2)));
+        texts.push(format!("a{}b", "'s".repeat(run / 2)));
+        texts.push(format!("{}x", "\u{201C}".repeat(run / 3)));
+    }
+    for text in &texts {
+        for pattern in BLOCK_PATTERNS {
+            for &level in &levels {
+                assert_blocks_agree(pattern, level, text);
+            }
         }
     }
 }

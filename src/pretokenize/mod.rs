@@ -10,6 +10,7 @@
 //! `Split` step keeps its Oniguruma regex, rewritten for the engine by `oniguruma`, and HF's behaviours
 //! (`split::Behavior`).
 
+pub mod blocks;
 mod classes;
 pub mod engine;
 pub mod lexer;
@@ -162,6 +163,13 @@ impl Pattern {
 /// compiler finds it small, and the encoder's was not (a call per piece, ~15 instructions of ~100).
 pub trait PieceSink<'t> {
     fn piece(&mut self, piece: &'t str);
+
+    /// The piece `text[start..end]` (a splitter that has the whole text gives it, so that the sink may read
+    /// the bytes around the piece).
+    #[inline(always)]
+    fn piece_in(&mut self, text: &'t str, start: usize, end: usize) {
+        self.piece(&text[start..end]);
+    }
 }
 
 impl<'t, F: FnMut(&'t str)> PieceSink<'t> for F {

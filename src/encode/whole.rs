@@ -1,0 +1,199 @@
+//! The whole-token table: every token that a piece may be looked up as whole (see `piece.rs`), keyed by its
+//! bytes, built when the vocabulary loads and shared by every thread. It is the first place a piece the thread
+//! has not met yet is looked for, so text the process has never seen finds its whole-token pieces — nearly all
+//! the pieces of ordinary text — in one probe.
+//!
+//! Performance notes:
+//! - Flat open-addressing arrays (linear probing, at most 3/4 full), one per length class, with the key in the
+//!   slot: a lookup is one cache line, two or three integer compares. Pieces of up to 8 bytes (four fifths of
+//!   the OpenAI tokens) take 16-byte slots, four to a line: 1 MB for r50k, 2 MB for cl100k, 4 MB for o200k;
+//!   9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their bytes.
+//! - It replaced a `hashbrown` table of (key, id, boxed bytes) entries, which the per-thread "seen" table stood
+//!   in front of: every new piece then missed the seen table, found its token in the big table (control bytes,
+//!   then the entry) and was copied into the seen table, growing and rehashing it. Fresh English spent a fifth
+//!   of its instructions there (2 MB, r50k, callgrind); whole-token pieces no longer enter the seen table.
+
+use rustc_hash::FxHashMap;
+
+use super::caches::Key;
+use super::piece::NONE;
+
+/// A token of up to 8 bytes (its bytes zero-padded, as `Key::first`); `len` 0: a free slot.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+struct ShortSlot {
+    bytes: u64,
+    id: u32,
+    len: u32,
+}
+
+/// A token of 9 to 16 bytes: its first and last 8 bytes.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
+struct MediumSlot {
+    first: u64,
+    last: u64,
+    id: u32,
+    len: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct WholeTable {
+    short: Box<[ShortSlot]>,
+    medium: Box<[MediumSlot]>,
+    /// Tokens longer than 16 bytes.
+    long: FxHashMap<Box<[u8]>, u32>,
+}
+
+/// Slots for `count` tokens: a power of two, at most 3/4 full (at least 16).
+fn slots_for(count: usize) -> usize {
+    (count * 4 / 3 + 1).next_power_of_two().max(16)
+}
+
+/// The slot probing starts at: the hash's high bits (the front table uses its low ones).
+#[inline(always)]
+fn start(hash: u64, slots: usize) -> usize {
+    (hash >> 32) as usize & (slots - 1)
+}
+
+impl WholeTable {
+    /// The table of `tokens` (bytes, id); empty byte strings and single bytes are left out (a single byte
+    /// is looked up by the byte table).
+    pub(super) fn new<'a>(tokens: impl Iterator<Item = (&'a [u8], u32)> + Clone) -> WholeTable {
+        let count =
+            |range: std::ops::RangeInclusive<usize>| tokens.clone().filter(|(b, _)| range.contains(&b.len())).count();
+        let mut table = WholeTable {
+            short: vec![ShortSlot::default(); slots_for(count(2..=8))].into_boxed_slice(),
+            medium: vec![MediumSlot::default(); slots_for(count(9..=16))].into_boxed_slice(),
+            long: FxHashMap::default(),
+        };
+        for (bytes, id) in tokens {
+            let key = Key::of(bytes);
+            let hash = key.hash();
+            match bytes.len() {
+                0 | 1 => {}
+                2..=8 => {
+                    let mask = table.short.len() - 1;
+                    let mut at = start(hash, table.short.len());
+                    while table.short[at].len != 0
+                        && !(table.short[at].bytes == key.first && table.short[at].len as u64 == key.len)
+                    {
+                        at = (at + 1) & mask;
+                    }
+                    // A token listed twice keeps its first id (as a piece looked up whole would have found).
+                    if table.short[at].len == 0 {
+                        table.short[at] = ShortSlot { bytes: key.first, id, len: key.len as u32 };
+                    }
+                }
+                9..=16 => {
+                    let mask = table.medium.len() - 1;
+                    let mut at = start(hash, table.medium.len());
+                    while table.medium[at].len != 0
+                        && !(table.medium[at].first == key.first
+                            && table.medium[at].last == key.last
+                            && table.medium[at].len as u64 == key.len)
+                    {
+                        at = (at + 1) & mask;
+                    }
+                    if table.medium[at].len == 0 {
+                        table.medium[at] = MediumSlot { first: key.first, last: key.last, id, len: key.len as u32 };
+                    }
+                }
+                _ => {
+                    table.long.entry(bytes.into()).or_insert(id);
+                }
+            }
+        }
+        table
+    }
+
+    /// The token `piece` is (whose key and hash are given), if it is one of the table's; NONE if not.
+    #[cfg(test)]
+    fn get(&self, piece: &[u8], key: Key, hash: u64) -> u32 {
+        match piece.len() {
+            0 | 1 => NONE,
+            2..=16 => self.get_short(piece.len(), key, hash),
+            _ => self.get_long(piece),
+        }
+    }
+
+    /// The token a piece of `len` bytes, 2 to 16, is (given its key and hash), if it is one of the table's; NONE
+    /// if not.
+    #[inline(always)]
+    pub(super) fn get_short(&self, len: usize, key: Key, hash: u64) -> u32 {
+        debug_assert!((2..=16).contains(&len));
+        match len {
+            2..=8 => {
+                let mask = self.short.len() - 1;
+                let mut at = start(hash, self.short.len());
+                loop {
+                    let slot = &self.short[at];
+                    if slot.bytes == key.first && slot.len as u64 == key.len {
+                        return slot.id;
+                    }
+                    if slot.len == 0 {
+                        return NONE;
+                    }
+                    at = (at + 1) & mask;
+                }
+            }
+            _ => {
+                let mask = self.medium.len() - 1;
+                let mut at = start(hash, self.medium.len());
+                loop {
+                    let slot = &self.medium[at];
+                    if slot.first == key.first && slot.last == key.last && slot.len as u64 == key.len {
+                        return slot.id;
+                    }
+                    if slot.len == 0 {
+                        return NONE;
+                    }
+                    at = (at + 1) & mask;
+                }
+            }
+        }
+    }
+
+    /// The token a piece of more than 16 bytes is, if it is one of the table's; NONE if not.
+    #[inline]
+    pub(super) fn get_long(&self, piece: &[u8]) -> u32 {
+        self.long.get(piece).copied().unwrap_or(NONE)
+    }
+
+    /// Bytes the table takes (for the notes; the test keeps them honest).
+    #[cfg(test)]
+    fn size_in_bytes(&self) -> usize {
+        self.short.len() * size_of::<ShortSlot>() + self.medium.len() * size_of::<MediumSlot>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_each_token_and_nothing_else() {
+        let mut tokens: Vec<Vec<u8>> = Vec::new();
+        for n in 2..=40usize {
+            for k in 0..60u8 {
+                // Tokens that share first and last bytes, zero bytes, every length.
+                tokens.push((0..n).map(|i| if i == n / 2 { k } else { (i % 3) as u8 }).collect());
+            }
+        }
+        tokens.push(b"a\0".to_vec());
+        tokens.push(b"a\0\0".to_vec());
+        let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)));
+        for (id, t) in tokens.iter().enumerate() {
+            let key = Key::of(t);
+            assert_eq!(table.get(t, key, key.hash()), id as u32, "{t:?}");
+        }
+        for absent in [&b"a"[..], b"a\0\0\0", b"zz", &[0u8; 17], &[1u8; 9]] {
+            let key = Key::of(absent);
+            assert_eq!(table.get(absent, key, key.hash()), NONE, "{absent:?}");
+        }
+        // A token listed twice keeps its first id.
+        let twice = WholeTable::new([(&b"ab"[..], 7), (&b"ab"[..], 9)].into_iter());
+        assert_eq!(twice.get(b"ab", Key::of(b"ab"), Key::of(b"ab").hash()), 7);
+        assert!(table.size_in_bytes() < 200_000);
+    }
+}

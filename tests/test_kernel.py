@@ -1,0 +1,223 @@
+"""The encoding kernel at every instruction-set level this CPU has (the block pre-tokenizer's vector code, and
+the portable path that `BYTEPAIR_SIMD=portable` forces), and the numpy outputs: ids equal tiktoken's on
+adversarial, random and real text, at every level, through every output."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import _core
+from conftest import examples
+
+pytestmark = pytest.mark.shared_data
+
+NAMES = ["r50k_base", "cl100k_base", "o200k_base"]
+LEVELS = ["portable", "avx2", "avx512"]
+# tiktoken's own pattern strings (r50k's differs in form from GPT-2's published one, not in effect).
+TIKTOKEN_PATTERNS = {
+    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+}
+
+
+@pytest.fixture(scope="module")
+def encodings(shared_data):
+    """name → (bytepair Tokenizer, tiktoken Encoding), offline from the shared rank files."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    from bytepair import reference
+
+    out = {}
+    for name in NAMES:
+        files, pattern, specials = bytepair.ENCODINGS[name]
+        ranks = load_tiktoken_bpe(str(shared_data / "tiktoken" / files[0]))
+        pat_str = TIKTOKEN_PATTERNS.get(pattern) or reference.PATTERNS[pattern]
+        enc = tiktoken.Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials)
+        out[name] = (bytepair.get_encoding(name, shared_data), enc)
+    return out
+
+
+@pytest.fixture(scope="module")
+def levels():
+    """The levels this CPU has (asking for one it lacks gives the best below it), the level restored after."""
+    before = _core.simd_level()
+    have = []
+    for level in LEVELS:
+        if _core.set_simd_level(level) == level:
+            have.append(level)
+    yield have
+    _core.set_simd_level(before)
+
+
+def adversarial_texts() -> list[str]:
+    """Texts built to cross the block scanner's 64-byte blocks in every way it treats apart."""
+    rng = random.Random(26)
+    units = [
+        "a", "Z", " ", "  ", "\t", "\n", "\r\n", "\n\n\n", "'s", "'LL", "'Re", "'\u017f", "123", "4567", "!", "...",
+        "/", "!\n/", "\u201c", "\u201d", "\u2014", "\u2019", "\u00a0", "\u3000", "\u00e9t\u00e9", "\u00c9T",
+        "\u03b1\u03b2", "\u0663", "a\u0301", "\u4e2d\u6587", "\U0001f600", "HTMLParser", "don't", "x",
+    ]  # fmt: skip
+    texts = []
+    for _ in range(400):
+        parts = []
+        size = rng.randrange(0, 600)
+        while sum(map(len, parts)) < size:
+            unit = rng.choice(units)
+            parts.append(unit * (rng.randrange(1, 90) if rng.random() < 0.15 else 1))
+        texts.append("".join(parts))
+    for run in (63, 64, 65, 127, 128, 129, 300):
+        texts += [
+            "x" + " " * run + "y",
+            "x" + " " * (run // 2) + "\n" + " " * (run // 2) + "y",
+            "x" + " " * run,
+            "!" + "\n" * run + "a",
+            "a" + "7" * run + "b",
+            "a" + "'s" * run,
+            "\u201c" * run + "a",
+            "A" * run + "bC",
+        ]
+    return texts
+
+
+def test_simd_level_names_and_refusals():
+    assert _core.simd_level() in LEVELS
+    with pytest.raises(ValueError, match="unknown SIMD level"):
+        _core.set_simd_level("sse9")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_level_gives_tiktokens_ids_on_adversarial_text(encodings, levels, name):
+    tok, enc = encodings[name]
+    texts = adversarial_texts()
+    expected = [enc.encode_ordinary(t) for t in texts]
+    for level in levels:
+        _core.set_simd_level(level)
+        assert tok.encode_batch(texts, disallowed_special=(), threads=1) == expected, level
+        ids, offsets = tok.encode_batch_to_numpy(texts, disallowed_special=(), threads=2)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected, level
+        joined = "".join(texts)
+        assert tok.encode_to_numpy(joined, disallowed_special=()).tolist() == enc.encode_ordinary(joined), level
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_level_gives_tiktokens_ids_on_shared_text(encodings, levels, shared_data, name):
+    tok, enc = encodings[name]
+    texts = [p.read_bytes().decode("utf-8")[:60_000] for p in sorted((shared_data / "multilingual").rglob("*.txt"))]
+    texts.append((shared_data / "text/tinyshakespeare/input.txt").read_text(encoding="utf-8")[:200_000])
+    texts.append(Path(bytepair.__file__).read_text(encoding="utf-8"))
+    expected = [enc.encode_ordinary(t) for t in texts]
+    for level in levels:
+        _core.set_simd_level(level)
+        assert [tok.encode_to_numpy(t).tolist() for t in texts] == expected, level
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            ["a", "B", " ", "\n", "\r\n", "'s", "'T", "12", "\u201c", "\u00a0", "\u00e9", "\u4e2d", "!", "/"]
+        ),
+        max_size=200,
+    ).map("".join)
+)
+def test_random_text_is_the_same_at_every_level(encodings, levels, text):
+    for name in NAMES:
+        tok, enc = encodings[name]
+        expected = enc.encode_ordinary(text)
+        for level in levels:
+            _core.set_simd_level(level)
+            assert tok.encode_ordinary(text) == expected, (name, level)
+
+
+def test_the_environment_variable_forces_the_portable_path(shared_data):
+    """`BYTEPAIR_SIMD=portable` in a fresh process: the level reads portable, and the ids are those of the
+    default level (a digest of the ids of adversarial text under each encoding)."""
+    script = (
+        "import hashlib, sys, bytepair; from bytepair import _core; sys.path.insert(0, 'tests');"
+        "from test_kernel import adversarial_texts;"
+        f"tok = [bytepair.get_encoding(n, {str(shared_data)!r}) for n in {NAMES!r}];"
+        "h = hashlib.sha256(repr([t.encode_batch(adversarial_texts(), disallowed_special=()) for t in tok]).encode());"
+        "print(_core.simd_level(), h.hexdigest())"
+    )
+    root = Path(__file__).resolve().parent.parent
+    runs = {}
+    for level in ("portable", None):
+        env = dict(os.environ)
+        env.pop("BYTEPAIR_SIMD", None)
+        if level:
+            env["BYTEPAIR_SIMD"] = level
+        out = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        runs[level] = out.stdout.split()
+    assert runs["portable"][0] == "portable"
+    assert runs["portable"][1] == runs[None][1]
+
+
+def test_encode_to_numpy_is_encode_as_an_owned_uint32_array(encodings):
+    import numpy as np
+
+    tok, enc = encodings["r50k_base"]
+    text = "The fast path: one text, the default special-token rules.\n" * 40
+    ids = tok.encode_to_numpy(text)
+    assert ids.dtype == np.uint32 and ids.tolist() == tok.encode(text) == enc.encode(text)
+    ids[0] = 5  # writable, the caller's own
+    assert tok.encode_to_numpy(text)[0] != 5
+    assert tok.encode_to_numpy("").tolist() == []
+    with pytest.raises(ValueError, match="special token"):
+        tok.encode_to_numpy("a <|endoftext|>")
+    assert tok.encode_to_numpy("a <|endoftext|>", allowed_special="all").tolist()[-1] == 50256
+    big = "word " * 20_000  # past the size encoded with the GIL released
+    assert tok.encode_to_numpy(big).tolist() == enc.encode(big)
+
+
+@pytest.mark.parametrize("threads", [1, 2, None])
+def test_encode_batch_to_numpy_gives_flat_ids_and_offsets(encodings, threads):
+    import numpy as np
+
+    tok, enc = encodings["cl100k_base"]
+    rng = random.Random(threads or 0)
+    texts = ["", "x", "Hello world"] + [
+        " ".join(rng.choice(["the", "naïve", "12345", "🎉", "\n", "don't"]) for _ in range(rng.randrange(0, 3000)))
+        for _ in range(300)
+    ]
+    ids, offsets = tok.encode_batch_to_numpy(texts, threads=threads)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
+    assert offsets[0] == 0 and offsets[-1] == len(ids) and (np.diff(offsets) >= 0).all()
+    assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == [enc.encode(t) for t in texts]
+    empty_ids, empty_offsets = tok.encode_batch_to_numpy([], threads=threads)
+    assert empty_ids.tolist() == [] and empty_offsets.tolist() == [0]
+
+
+def test_encode_batch_to_numpy_errors_name_the_text(encodings):
+    tok, _ = encodings["r50k_base"]
+    texts = ["fine " * 1000] * 300 + ["x <|endoftext|>"] + ["fine"] * 10
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=r"texts\[300\]: .*special token"):
+            tok.encode_batch_to_numpy(texts, threads=threads)
+    with pytest.raises(TypeError, match=r"texts\[1\] is a bytes"):
+        tok.encode_batch_to_numpy(["a", b"b"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="threads must be"):
+        tok.encode_batch_to_numpy(["a"], threads="2")  # type: ignore[arg-type]
+    _, offsets = tok.encode_batch_to_numpy(texts, disallowed_special=(), threads=2)
+    assert len(offsets) == len(texts) + 1
+
+
+def test_encode_batch_to_numpy_digest_is_the_same_every_run(encodings):
+    """Chunks are encoded in parallel and joined: the result never depends on which thread finished first."""
+    tok, _ = encodings["o200k_base"]
+    texts = [f"document {i}: " + "word " * (i % 97) for i in range(5000)]
+    digests = set()
+    for _ in range(3):
+        ids, offsets = tok.encode_batch_to_numpy(texts, threads=2)
+        digests.add(hashlib.sha256(ids.tobytes() + offsets.tobytes()).hexdigest())
+    assert len(digests) == 1
