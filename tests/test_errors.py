@@ -289,6 +289,8 @@ def test_batch_and_bytes_errors_say_where(shared_data):
 def test_sizes_beyond_the_cores_limits_are_value_errors(tmp_path):
     with pytest.raises(ValueError, match="vocab_size=18446744073709551616 is too large"):
         bytepair.train(["a b"], 2**64)
+    with pytest.raises(ValueError, match="min_frequency=18446744073709551616 is too large"):
+        bytepair.train(["a b"], 260, min_frequency=2**64)
     with pytest.raises(ValueError, match="the counts are too large"):
         bytepair.train_from_counts({"ab": 2**63}, 258)
     with pytest.raises(ValueError, match="the counts are too large"):

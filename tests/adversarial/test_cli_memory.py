@@ -52,7 +52,7 @@ def trained() -> dict[str, bytepair.Tokenizer]:
     out = {}
     for pattern in ("gpt2", "cl100k", "o200k", "whitespace", None):
         out[str(pattern)] = bytepair.train([TRAINING], 340, pattern=pattern, special_tokens=["<|endoftext|>"])
-    out["regex"] = bytepair.train([TRAINING], 340, pattern=r"\w+(?=\s)|\s+|.", special_tokens=["<|endoftext|>"])
+    out["regex"] = bytepair.train([TRAINING], 340, pattern=r"\w+(?=\s)|\w+|\s+|.", special_tokens=["<|endoftext|>"])
     return out
 
 
