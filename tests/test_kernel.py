@@ -69,7 +69,7 @@ def adversarial_texts() -> list[str]:
     ]  # fmt: skip
     texts = []
     for _ in range(400):
-        parts = []
+        parts: list[str] = []
         size = rng.randrange(0, 600)
         while sum(map(len, parts)) < size:
             unit = rng.choice(units)
@@ -205,9 +205,9 @@ def test_encode_batch_to_numpy_errors_name_the_text(encodings):
         with pytest.raises(ValueError, match=r"texts\[300\]: .*special token"):
             tok.encode_batch_to_numpy(texts, threads=threads)
     with pytest.raises(TypeError, match=r"texts\[1\] is a bytes"):
-        tok.encode_batch_to_numpy(["a", b"b"])  # type: ignore[list-item]
+        tok.encode_batch_to_numpy(["a", b"b"])
     with pytest.raises(ValueError, match="threads must be"):
-        tok.encode_batch_to_numpy(["a"], threads="2")  # type: ignore[arg-type]
+        tok.encode_batch_to_numpy(["a"], threads="2")
     _, offsets = tok.encode_batch_to_numpy(texts, disallowed_special=(), threads=2)
     assert len(offsets) == len(texts) + 1
 

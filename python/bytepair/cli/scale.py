@@ -153,7 +153,7 @@ def train_at_scale(args: argparse.Namespace) -> int:
         unk_token=args.unk_token,
         max_token_length=args.max_token_length,
         limit_alphabet=args.limit_alphabet,
-        tie_break=args.tie_break,
+        tie_break=args.tie_break or "first_seen",
         progress=progress_on(args),
     )
     pattern = None if (args.pattern or "gpt2").lower() == "none" else (args.pattern or "gpt2")

@@ -117,6 +117,8 @@ def _is_hf_tokenizer_json(path: Path) -> bool:
             value = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError, OSError):
         return False
+    except RecursionError:  # nested deeper than Python's parser goes: the core's message says where
+        return True
     return isinstance(value, dict) and isinstance(value.get("model"), dict)
 
 
@@ -155,6 +157,8 @@ def describe_file(path: str | os.PathLike[str], head: bytes | None = None) -> st
                 value = json.load(f)
         except (UnicodeDecodeError, json.JSONDecodeError, OSError):
             return "JSON that does not parse (cut short?)"
+        except RecursionError:  # no tokenizer file nests deeply; Python's parser recurses per level
+            return "JSON nested deeper than any tokenizer file"
         if isinstance(value, dict):
             keys = list(value)
             if keys and all(isinstance(v, int) for v in list(value.values())[:100]):
