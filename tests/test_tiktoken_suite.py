@@ -38,6 +38,10 @@ def run_suite(tmp_path: Path, shared_data: Path, *extra: str) -> subprocess.Comp
             "no:cacheprovider",
             "-q",
             "-rs",
+            # A fixed seed: tiktoken's test_hyp_roundtrip encodes any st.text() with special tokens disallowed,
+            # so the rare draw "<|endoftext|>" fails it against tiktoken itself too (ValueError); unseeded, that
+            # made this test fail by chance.
+            "--hypothesis-seed=0",
             str(SUITE),
             *extra,
         ],
