@@ -659,6 +659,35 @@ fn contraction(starts: &mut u64, carry: &mut Carry, at: usize, len: usize, base:
     }
 }
 
+/// GPT-2's and cl100k's last step: `starts` with the previous block's contraction effects applied, then the
+/// contractions at apostrophes that start a piece (`any_case`: cl100k's `(?i:...)`); effects past this block go
+/// into `carry`.
+#[inline(always)]
+fn starts_with_contractions(
+    starts: u64,
+    apostrophes: u64,
+    carry: &mut Carry,
+    text: &[u8],
+    base: usize,
+    any_case: bool,
+) -> u64 {
+    let mut starts = (starts & !carry.clear) | carry.set;
+    carry.clear = 0;
+    carry.set = 0;
+    let mut apostrophes = apostrophes & starts;
+    if apostrophes != 0 {
+        let scanner = Scanner::new_bytes(text);
+        while apostrophes != 0 {
+            let at = base + apostrophes.trailing_zeros() as usize;
+            apostrophes &= apostrophes - 1;
+            if let Some(len) = scanner.contraction_len(at, any_case) {
+                contraction(&mut starts, carry, at, len, base, text.len());
+            }
+        }
+    }
+    starts
+}
+
 /// GPT-2: `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 struct Gpt2;
 
@@ -677,23 +706,9 @@ impl Rules for Gpt2 {
         let (prev, cur) = (w.prev, w.cur);
         let (l, d, o) = (cur.letter, cur.digit, cur.other);
         let class_change = (l & !before(l, prev.letter)) | (d & !before(d, prev.digit)) | (o & !before(o, prev.other));
-        let mut starts = (class_change & !cur.ws & !before(cur.space, prev.space))
+        let starts = (class_change & !cur.ws & !before(cur.space, prev.space))
             | ws_run_starts(w, cur.ws, prev.ws, cur.ws, prev.ws);
-        starts = (starts & !carry.clear) | carry.set;
-        carry.clear = 0;
-        carry.set = 0;
-        let mut apostrophes = cur.apos & starts;
-        if apostrophes != 0 {
-            let scanner = Scanner::new_bytes(text);
-            while apostrophes != 0 {
-                let at = base + apostrophes.trailing_zeros() as usize;
-                apostrophes &= apostrophes - 1;
-                if let Some(len) = scanner.contraction_len(at, false) {
-                    contraction(&mut starts, carry, at, len, base, text.len());
-                }
-            }
-        }
-        Some(starts)
+        Some(starts_with_contractions(starts, cur.apos, carry, text, base, false))
     }
 
     #[inline(always)]
@@ -739,22 +754,8 @@ impl Rules for Cl100k {
         let firsts = first_chars(other & !cur.cont, prev_other, cur, prev);
         let prefixed = before(tail, prev_tail) | ((firsts << 1) >> 64) as u64;
         let letters = cur.letter & !before(cur.letter, prev.letter) & !prefixed;
-        let mut starts = whitespace | letters | other | w.chunks;
-        starts = (starts & !carry.clear) | carry.set;
-        carry.clear = 0;
-        carry.set = 0;
-        let mut apostrophes = cur.apos & starts;
-        if apostrophes != 0 {
-            let scanner = Scanner::new_bytes(text);
-            while apostrophes != 0 {
-                let at = base + apostrophes.trailing_zeros() as usize;
-                apostrophes &= apostrophes - 1;
-                if let Some(len) = scanner.contraction_len(at, true) {
-                    contraction(&mut starts, carry, at, len, base, text.len());
-                }
-            }
-        }
-        Some(starts)
+        let starts = whitespace | letters | other | w.chunks;
+        Some(starts_with_contractions(starts, cur.apos, carry, text, base, true))
     }
 
     #[inline(always)]

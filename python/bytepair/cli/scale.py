@@ -107,6 +107,20 @@ def encode_shards(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(args: argparse.Namespace, pattern: str | None, scale: dict[str, object]) -> CountedWords:
+    """The words of the command's INPUTS counted by workers (`bytepair words`, `train --engine`)."""
+    return count_corpus(
+        _inputs(args.files),
+        pattern=pattern,
+        lowercase=args.lowercase,
+        special_tokens=args.special_tokens,
+        field=args.jsonl_field,
+        errors=args.errors,
+        progress=progress_on(args),
+        **scale,  # type: ignore[arg-type]
+    )
+
+
 def cmd_words(args: argparse.Namespace) -> int:
     """`bytepair words INPUTS -o counts.tsv`."""
     options = _scale_arguments(args)
@@ -115,16 +129,7 @@ def cmd_words(args: argparse.Namespace) -> int:
         raise CommandError(f"-o {args.output} is a folder: give the counts file to write (e.g. counts.tsv)")
     pattern = None if args.pattern.lower() == "none" else args.pattern
     start = time.perf_counter()
-    counted = count_corpus(
-        _inputs(args.files),
-        pattern=pattern,
-        lowercase=args.lowercase,
-        special_tokens=args.special_tokens,
-        field=args.jsonl_field,
-        errors=args.errors,
-        progress=progress_on(args),
-        **options,  # type: ignore[arg-type]
-    )
+    counted = _count(args, pattern, options)
     seconds = time.perf_counter() - start
     if len(counted) == 0:
         raise ValueError("the corpus holds no words (empty files, or text the pattern does not match)")
@@ -180,16 +185,7 @@ def train_at_scale(args: argparse.Namespace) -> int:
         source = f"{args.from_counts}: {len(counted):,} distinct words"
     else:
         scale = _scale_arguments(args)
-        counted = count_corpus(
-            _inputs(args.files),
-            pattern=pattern,
-            lowercase=args.lowercase,
-            special_tokens=args.special_tokens,
-            field=args.jsonl_field,
-            errors=args.errors,
-            progress=progress_on(args),
-            **scale,  # type: ignore[arg-type]
-        )
+        counted = _count(args, pattern, scale)
         source = f"{megabytes(counted.bytes_seen)} counted by workers into {len(counted):,} distinct words"
     counted_seconds = time.perf_counter() - start
     tok = train_from_counts(counted, args.vocab_size, **options)
