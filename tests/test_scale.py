@@ -406,6 +406,26 @@ def test_empty_inputs(tok, tmp_path):
         bytepair.train_corpus(tmp_path / "in", 300, workers=1, progress=False)
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_gives_back_the_memory_of_the_batch_before(tok):
+    """What a worker frees between batches (the ids of 2 threads, the texts) is returned to the OS, not kept
+    resident: `release_memory` is what keeps a worker's peak memory flat (docs/scale.md)."""
+    from bytepair.pipeline.tasks import release_memory
+
+    texts = ["lower newest widest, " * 500 for _ in range(4000)]
+    packed, lengths = tok.encode_batch_packed(texts, width=4, threads=2)
+    assert sum(lengths) > 10_000_000  # ~40 MB of ids, made on two threads
+    del packed, lengths, texts
+    before = _rss_mb()
+    release_memory(2)
+    assert before - _rss_mb() > 20
+
+
 # -- training at scale ---------------------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ mod batch;
 mod cpu;
 mod cutter;
 mod fasta;
+mod memory;
 mod numpy_out;
 mod tokenizer;
 mod training;
@@ -102,5 +103,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SUPERWORDS", crate::pretokenize::SUPERWORDS)?;
     m.add_function(wrap_pyfunction!(cpu::simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(cpu::set_simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::release_memory, m)?)?;
     Ok(())
 }

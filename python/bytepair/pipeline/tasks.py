@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import ctypes
 import hashlib
 import os
 import signal
@@ -36,10 +37,16 @@ __all__ = [
     "ProgressBoard",
     "is_validation",
     "peak_rss_mb",
+    "release_memory",
     "run_on_ray",
+    "worker_memory_settings",
 ]
 
 Report = Callable[[dict[str, int]], None]
+
+#: Characters a worker encodes per batch: half of `bytepair.streams.BATCH_CHARS`, for memory (a batch's texts,
+#: ids and Python objects are a worker's largest transient); as fast on the benchmark's corpus.
+WORKER_BATCH_CHARS = 1 << 20
 
 
 @dataclass
@@ -108,6 +115,42 @@ def peak_rss_mb() -> float | None:
     except (OSError, ValueError):  # pragma: no cover (not Linux)
         pass
     return None
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (musl, macOS)."""
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # pragma: no cover (not glibc)
+        return None
+    return trim
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def release_memory(threads: int) -> None:
+    """Gives freed memory back to the OS: the core's (this thread's and its pool of `threads` threads') and the C
+    heap's (glibc; Python's large strings, parquet pages). A worker calls it after each batch: a worker's peak
+    memory is what a cluster plans for, and the texts, ids and buffers of the batch before, although freed,
+    would stay resident (see docs/scale.md for what it saves). It costs ~0.1 ms per 2 MB batch."""
+    _core.release_memory(threads)
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def worker_memory_settings() -> None:
+    """What a worker process sets once: Arrow allocates from the C heap (which `release_memory` trims) rather
+    than its own jemalloc pool, which keeps freed pages of decoded parquet resident (~20 MB per worker here).
+    Set before pyarrow is imported where possible (a local worker: its environment), else on the module."""
+    import sys
+
+    if "pyarrow" in sys.modules:  # a Ray worker: Ray imported it
+        import pyarrow
+
+        pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+    else:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 
 def is_validation(name: str, key: int, fraction: float) -> bool:
@@ -231,7 +274,9 @@ def encode_task(context: Context, key: str, report: Report, task: EncodeTask) ->
         folder = Path(job.staging)
         shards = {split: _Shard(folder, name, job, stack) for split, name in task.names.items()}
         current: _Shard | None = None  # the shard of the document being written
-        batches = encode_batches(tok, pieces(), width=width, threads=context.threads, special=job.special)
+        batches = encode_batches(
+            tok, pieces(), width=width, threads=context.threads, special=job.special, chars=WORKER_BATCH_CHARS
+        )
         for number, (batch, packed, lengths) in enumerate(batches):
             view = memoryview(packed)
             offset = 0
@@ -250,6 +295,8 @@ def encode_task(context: Context, key: str, report: Report, task: EncodeTask) ->
             totals["tokens"] += offset
             totals["input_bytes"] = sum(read.values())
             report(totals)
+            del batch, packed, lengths, view
+            release_memory(context.threads)
             if number == 0:
                 _maybe_die(job.fault, key)
     summaries = {split: shard.finish() for split, shard in shards.items()}
@@ -282,6 +329,8 @@ def count_task(context: Context, key: str, report: Report, part: Part) -> tuple[
             counter.add_texts(item)
             totals["documents"] += len(item)
         report(totals)
+        del item
+        release_memory(context.threads)
         if number == 0:
             _maybe_die(job.fault, key)
     counts = counter.take_unit(part.index)
@@ -333,6 +382,7 @@ def run_on_ray(
     digest = hashlib.sha256(context_bytes).hexdigest()
     context = _CONTEXTS.get(digest)
     if context is None:
+        worker_memory_settings()
         _CONTEXTS.clear()
         context = _CONTEXTS[digest] = Context(pickle.loads(context_bytes), threads)
     last = [0.0]

@@ -17,7 +17,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .tasks import FUNCTIONS, Context
+from .tasks import FUNCTIONS, Context, worker_memory_settings
 
 
 def _die_with(driver: int) -> None:
@@ -34,6 +34,7 @@ def _die_with(driver: int) -> None:
 def main(argv: list[str]) -> int:
     fd, driver = int(argv[0]), int(argv[1])
     _die_with(driver)
+    worker_memory_settings()
     # Ctrl-C reaches every process of the terminal's group: the driver decides what to do, not its workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.stdout = sys.stderr  # the socket is the only channel; nothing a library prints may go astray
