@@ -142,6 +142,21 @@ fn isolated_starts(text: &str, i: usize) -> bool {
     }
 }
 
+/// The end of the ASCII letters from byte `i`, each alone or after one space: none of them starts an isolated
+/// piece (a space does only before whitespace, a number or two marks) or a line break, so a stretch goes on
+/// over them without asking what each character is (perf: classifying every character three times was a third of
+/// counting 110 MB of English for SuperBPE's second stage).
+#[inline]
+fn ascii_words_end(bytes: &[u8], mut i: usize) -> usize {
+    loop {
+        match bytes.get(i) {
+            Some(b) if b.is_ascii_alphabetic() => i += 1,
+            Some(b' ') if bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) => i += 2,
+            _ => return i,
+        }
+    }
+}
+
 /// Cuts `text` into the pieces of `SUPERWORDS`.
 pub fn split_superwords<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
     let mut i = 0;
@@ -153,7 +168,9 @@ pub fn split_superwords<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
         } else {
             // A stretch: up to the next isolated piece or line break, then its line breaks.
             let mut j = i + len;
-            while let Some((k, l)) = kind_at(text, j) {
+            loop {
+                j = ascii_words_end(text.as_bytes(), j);
+                let Some((k, l)) = kind_at(text, j) else { break };
                 if k == Kind::LineBreak || isolated_starts(text, j) {
                     break;
                 }
