@@ -561,6 +561,9 @@ impl<'c, L: Layout> Core<'c, L> {
             if let Some(&ahead) = occurrences.get(i + PREFETCH_DISTANCE) {
                 self.layout.prefetch(ahead);
             }
+            if let Some(&ahead) = occurrences.get(i + PREFETCH_DISTANCE / 2) {
+                self.layout.prefetch_more(ahead);
+            }
             // Gone since it was recorded (merged away, or overlapped by the previous occurrence: "aaa").
             if self.layout.id(p) != a {
                 continue;
