@@ -151,9 +151,19 @@ pub fn split_superwords<'t>(text: &'t str, sink: &mut impl PieceSink<'t>) {
         } else if kind == Kind::LineBreak {
             run_end(text, i, Kind::LineBreak, usize::MAX)
         } else {
-            // A stretch: up to the next isolated piece or line break, then its line breaks.
+            // A stretch: up to the next isolated piece or line break, then its line breaks. Most of a stretch of
+            // English is ASCII letters, and single spaces before them: neither ends it, no need to classify them
+            // (counting 110 MB of English with this pattern alone: 2.1-2.6 s -> 1.1-1.5 s).
+            let bytes = text.as_bytes();
             let mut j = i + len;
-            while let Some((k, l)) = kind_at(text, j) {
+            loop {
+                if let Some(&b) = bytes.get(j)
+                    && (b.is_ascii_alphabetic() || (b == b' ' && bytes.get(j + 1).is_some_and(u8::is_ascii_alphabetic)))
+                {
+                    j += 1;
+                    continue;
+                }
+                let Some((k, l)) = kind_at(text, j) else { break };
                 if k == Kind::LineBreak || isolated_starts(text, j) {
                     break;
                 }
