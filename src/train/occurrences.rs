@@ -27,7 +27,6 @@ pub(super) trait OccurrenceList: Default + Send + Sync {
     /// The entry at `cursor` and the cursor after it, or None at the end.
     fn next(&self, cursor: Self::Cursor) -> Option<(u32, Self::Cursor)>;
     fn sort_dedup(&mut self);
-    fn shrink(&mut self);
     /// Heap bytes held.
     fn heap_bytes(&self) -> usize;
 }
@@ -71,10 +70,6 @@ impl OccurrenceList for Vec<u32> {
     fn sort_dedup(&mut self) {
         self.sort_unstable();
         self.dedup();
-    }
-
-    fn shrink(&mut self) {
-        self.shrink_to_fit();
     }
 
     fn heap_bytes(&self) -> usize {
@@ -226,10 +221,6 @@ impl OccurrenceList for DeltaList {
         all.sort_unstable();
         all.dedup();
         *self = DeltaList::encode_all(&all);
-    }
-
-    fn shrink(&mut self) {
-        self.bytes.shrink_to_fit();
     }
 
     fn heap_bytes(&self) -> usize {
