@@ -115,7 +115,7 @@ impl Tokenizer {
                 Segment::Text(part) => self.encode_ordinary_into(part, text, ids),
                 Segment::Special(i) => {
                     try_reserve(ids, 1, IDS)?;
-                    ids.push(self.vocab.by_display[&matcher.tokens()[i]]);
+                    ids.push(self.vocab.known_id(&matcher.tokens()[i]));
                     Ok(())
                 }
             })?;
@@ -288,7 +288,7 @@ impl Tokenizer {
         }
         // The general path, as `encode_ordinary_into` takes it, with bytes as the units.
         if self.vocab.whole_pieces
-            && let Some(&id) = self.vocab.by_display.get(&crate::vocab::bytes_to_display(piece))
+            && let Some(id) = self.vocab.id_of(&crate::vocab::bytes_to_display(piece))
             && !self.vocab.tokens[id as usize].special
         {
             return Ok(vec![id]);
@@ -381,7 +381,7 @@ impl Tokenizer {
                 return;
             }
             if self.vocab.whole_pieces
-                && let Some(&id) = self.vocab.by_display.get(piece)
+                && let Some(id) = self.vocab.id_of(piece)
                 && (!self.vocab.tokens[id as usize].special || self.vocab.unk == Some(id))
             {
                 ids.push(id);

@@ -29,6 +29,15 @@ impl CoreTokenizer {
         CoreTokenizer { inner, id_objects: std::sync::OnceLock::new() }
     }
 
+    /// `new` for a tokenizer just read from a file: the reading's temporaries (parsed files, tables grown
+    /// while filled) go back to the OS first, so that `prepare`, which follows, builds on live memory only
+    /// (releasing there, from Python, took the peak RSS of loading r50k_base from 53 to 49 MB above the
+    /// interpreter's, o200k_base's from 135 to 127).
+    fn loaded(inner: Tokenizer) -> CoreTokenizer {
+        crate::release_freed_memory();
+        CoreTokenizer::new(inner)
+    }
+
     /// The ids of many texts, encoded in parallel (order kept); `threads` 0 = every core.
     fn encode_batch_ids(
         &self,
@@ -289,13 +298,13 @@ impl CoreTokenizer {
         unmatched: &str,
     ) -> PyResult<CoreTokenizer> {
         let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(super::to_py)?);
-        py.detach(|| guarded(|| crate::formats::tiktoken::load(&path, pattern, &specials).map(CoreTokenizer::new)))
+        py.detach(|| guarded(|| crate::formats::tiktoken::load(&path, pattern, &specials).map(CoreTokenizer::loaded)))
     }
 
     /// A tokenizer from a HF `tokenizer.json` holding a BPE model (see `formats::hf`).
     #[staticmethod]
     fn from_hf(py: Python<'_>, path: String) -> PyResult<CoreTokenizer> {
-        py.detach(|| guarded(|| hf::load(&path)).map(CoreTokenizer::new))
+        py.detach(|| guarded(|| hf::load(&path)).map(CoreTokenizer::loaded))
     }
 
     /// The tokenizer as a HF `tokenizer.json` (see `formats::hf`).
@@ -317,7 +326,7 @@ impl CoreTokenizer {
         let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(super::to_py)?);
         py.detach(|| {
             guarded(|| {
-                crate::formats::gpt2::load(&vocab_path, &merges_path, &specials, pattern).map(CoreTokenizer::new)
+                crate::formats::gpt2::load(&vocab_path, &merges_path, &specials, pattern).map(CoreTokenizer::loaded)
             })
         })
     }
@@ -427,6 +436,6 @@ impl CoreTokenizer {
 
     #[staticmethod]
     fn from_native(text: &str, source: &str) -> PyResult<CoreTokenizer> {
-        guarded(|| native::load(text, source)).map(CoreTokenizer::new)
+        guarded(|| native::load(text, source)).map(CoreTokenizer::loaded)
     }
 }

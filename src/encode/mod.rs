@@ -51,7 +51,8 @@ fn char_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
     // finds it (a one-character special token included).
     let mut ascii = [u32::MAX; 128];
     let mut other = FxHashMap::default();
-    for (display, &id) in &vocab.by_display {
+    for id in vocab.by_display.ids() {
+        let display = &vocab.tokens[id as usize].display;
         let mut chars = display.chars();
         let (Some(c), None) = (chars.next(), chars.next()) else { continue };
         if c.is_ascii() {
@@ -166,7 +167,7 @@ mod tests {
         let base: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         for fuse in [false, true] {
             let mut v = Vocab::new(style.clone(), &["#".into()], Some("[UNK]"), &base).unwrap();
-            let (a, b, c) = (v.by_display["a"], v.by_display["b"], v.by_display["c"]);
+            let (a, b, c) = (v.known_id("a"), v.known_id("b"), v.known_id("c"));
             let ab = v.push_merge(a, b);
             v.push_merge(ab, c);
             v.push_merge(c, c);

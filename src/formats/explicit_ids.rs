@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
 use crate::error::{Error, Result, py_repr};
-use crate::vocab::{Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
+use crate::vocab::{DisplayIndex, Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
 
 /// The error for line `line` of a line-based vocabulary file (tiktoken ranks, merges.txt).
 pub(crate) fn bad_line(path: &str, line: usize, what: impl std::fmt::Display) -> Error {
@@ -48,7 +48,7 @@ fn empty_explicit(source: &str, style: SymbolStyle, top: u32, count: usize) -> R
     Ok(Vocab {
         style,
         tokens: vec![unused_token(); top as usize + 1],
-        by_display: FxHashMap::default(),
+        by_display: DisplayIndex::default(),
         num_special: 0,
         num_base: 0,
         merges: Vec::new(),
@@ -67,9 +67,10 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
     let top = tokens.iter().map(|t| t.1).chain(specials.iter().map(|s| s.1)).max().unwrap_or(0);
     let mut vocab = empty_explicit(source, byte_style(), top, tokens.len() + specials.len())?;
     vocab.num_special = specials.len();
+    vocab.by_display.reserve(&vocab.tokens, tokens.len() + specials.len());
     for (bytes, id) in tokens {
         let display = bytes_to_display(&bytes);
-        if vocab.by_display.contains_key(&display) {
+        if vocab.id_of(&display).is_some() {
             return Err(Error::value(format!("{}: token {} appears twice", py_repr(source), py_repr(&display))));
         }
         let slot = &mut vocab.tokens[id as usize];
@@ -77,8 +78,8 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
             return Err(Error::value(format!("{}: id {id} is given to two tokens", py_repr(source))));
         }
         vocab.num_base += (bytes.len() == 1) as usize;
-        vocab.by_display.insert(display.clone(), id);
         *slot = Token { units: bytes.len() as u32, bytes, display, special: false, continues: false, ends_word: false };
+        vocab.by_display.insert(&vocab.tokens, id);
     }
     for (text, id) in specials {
         let slot = &mut vocab.tokens[*id as usize];
@@ -97,7 +98,7 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
             continues: false,
             ends_word: false,
         };
-        vocab.by_display.insert(text.clone(), *id);
+        vocab.by_display.insert(&vocab.tokens, *id);
     }
     vocab.rebuild_byte_ids();
     Ok(vocab)
@@ -141,6 +142,10 @@ pub(crate) fn from_ranks(
             )
             .collect()
     });
+    // Sized once: grown by doubling, the merge table left ~2× its final size of freed tables behind (o200k).
+    let count = parts.iter().flatten().count();
+    vocab.merges.reserve_exact(count);
+    vocab.merge_rank.reserve(count);
     for (id, (left, right)) in parts.into_iter().enumerate().filter_map(|(id, p)| Some((id as u32, p?))) {
         let rank = vocab.merges.len() as u32;
         vocab.merges.push(Merge { left, right, result: id });
@@ -199,7 +204,7 @@ pub(crate) fn from_byte_merges<'m>(
     for merge in merges {
         let (number, a, b) = merge?;
         let id_of = |s: &str| {
-            vocab.by_display.get(s).copied().ok_or_else(|| match merges_in {
+            vocab.id_of(s).ok_or_else(|| match merges_in {
                 MergesIn::Lines(path) => {
                     bad_line(path, number, format!("{} is not in {}", py_repr(s), py_repr(vocab_source)))
                 }
@@ -285,15 +290,13 @@ pub(crate) fn from_char_merges(
             guess_token(&vocab.style, display)
         };
         vocab.tokens[id as usize] = token;
-        vocab.by_display.insert(display.clone(), id);
+        vocab.by_display.insert(&vocab.tokens, id);
     }
     for (i, &(a, b)) in merges.iter().enumerate() {
         let at = |what: String| {
             Error::value(format!("{}: merge {i} ({} {}): {what}", py_repr(source), py_repr(a), py_repr(b)))
         };
-        let id_of = |s: &str| {
-            vocab.by_display.get(s).copied().ok_or_else(|| at(format!("{} is not in the vocabulary", py_repr(s))))
-        };
+        let id_of = |s: &str| vocab.id_of(s).ok_or_else(|| at(format!("{} is not in the vocabulary", py_repr(s))));
         let (left, right) = (id_of(a)?, id_of(b)?);
         let rest = match &vocab.style.prefix {
             Some(p) => b.strip_prefix(p.as_str()).ok_or_else(|| {
@@ -320,7 +323,7 @@ pub(crate) fn from_char_merges(
         vocab.merge_rank.insert((left, right), (rank, result));
     }
     if let Some(unk) = model.unk {
-        let id = vocab.by_display.get(unk).copied().ok_or_else(|| {
+        let id = vocab.id_of(unk).ok_or_else(|| {
             Error::value(format!(
                 "{}: unk_token {} is not in the vocabulary (HF would fail on the first unknown character)",
                 py_repr(source),

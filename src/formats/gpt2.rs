@@ -38,7 +38,7 @@ pub fn load(vocab_path: &str, merges_path: &str, specials: &[String], pattern: P
         );
     let vocab = explicit_ids::from_byte_merges(vocab_path, &entries, merges, MergesIn::Lines(merges_path), specials)?;
     let mut names = specials.to_vec();
-    names.sort_by_key(|s| vocab.by_display[s]);
+    names.sort_by_key(|s| vocab.known_id(s));
     Tokenizer::new(vocab, pattern, false, &names)
 }
 

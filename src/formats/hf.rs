@@ -99,7 +99,7 @@ pub fn save(tok: &Tokenizer) -> Result<String> {
             .tokens()
             .iter()
             .map(|s| AddedToken {
-                id: v.by_display[s],
+                id: v.known_id(s),
                 content: s,
                 single_word: false,
                 lstrip: false,
@@ -661,7 +661,7 @@ impl Reader<'_> {
             return Err(self.unsupported(what, SUPPORTED));
         }
         let mut names = parts.specials;
-        names.sort_by_key(|s| vocab.by_display[s]);
+        names.sort_by_key(|s| vocab.known_id(s));
         // (A Split's regex is built here: an error names the file.)
         Tokenizer::new(vocab, pattern, lowercase, &names).map_err(|e| self.value_error(e.message))
     }
@@ -708,7 +708,7 @@ impl Reader<'_> {
             explicit_ids::from_char_merges(self.source, &parts.entries, &parts.merges, &parts.specials, model_options)?;
         vocab.whole_pieces = flag(model, "ignore_merges");
         let mut names = parts.specials;
-        names.sort_by_key(|s| vocab.by_display[s]);
+        names.sort_by_key(|s| vocab.known_id(s));
         // (A Split's regex is built here: an error names the file.)
         Tokenizer::new(vocab, pattern, lowercase, &names).map_err(|e| self.value_error(e.message))
     }

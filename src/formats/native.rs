@@ -83,7 +83,7 @@ pub fn save(tok: &Tokenizer) -> String {
     out.push_str(&format!("  \"special_tokens\": [{}],\n", specials.join(", ")));
     if v.explicit_ids {
         // A vocabulary loaded from tiktoken / GPT-2 files keeps its ids: every token is listed at its id.
-        let ids: Vec<String> = tok.specials.tokens().iter().map(|s| v.by_display[s].to_string()).collect();
+        let ids: Vec<String> = tok.specials.tokens().iter().map(|s| v.known_id(s).to_string()).collect();
         out.push_str(&format!("  \"special_token_ids\": [{}],\n", ids.join(", ")));
         let rule = match (v.rank_by_bytes, v.whole_pieces) {
             (true, _) => "tiktoken",
@@ -197,11 +197,7 @@ pub fn load(text: &str, source: &str) -> Result<Tokenizer> {
             None => None,
         });
         let find = |s: &String| {
-            vocab
-                .by_display
-                .get(s)
-                .copied()
-                .ok_or_else(|| at(&format!("{} is not a token defined before this merge", py_repr(s))))
+            vocab.id_of(s).ok_or_else(|| at(&format!("{} is not a token defined before this merge", py_repr(s))))
         };
         let (l, r) = (find(left)?, find(right)?);
         if vocab.tokens[l as usize].special || vocab.tokens[r as usize].special {
@@ -292,7 +288,7 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
                     return Err(Error::value(format!("merge {i}: expected [left, right]")));
                 };
                 let find = |s: &str| {
-                    vocab.by_display.get(s).copied().ok_or_else(|| {
+                    vocab.id_of(s).ok_or_else(|| {
                         Error::value(format!(
                             "merge {i} (line {} of the merges list): {} is not a token",
                             i + 1,

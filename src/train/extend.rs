@@ -33,7 +33,7 @@ use crate::encode::piece::{PieceEncoder, PieceError};
 use crate::error::{Error, Result, py_repr};
 use crate::pretokenize::PreTokenizer;
 use crate::tokenizer::Tokenizer;
-use crate::vocab::{Mode, Token, Vocab};
+use crate::vocab::{DisplayIndex, Mode, Token, Vocab};
 
 /// Fewest words per parallel task when encoding the corpus's words; tasks are larger on large corpora (a few
 /// per thread), so that each thread's encoder cache warms up once rather than once per task.
@@ -290,7 +290,7 @@ fn encode_fast(
 /// A word through the general path (vocabularies with word markers), as `Tokenizer::encode` takes it.
 fn encode_general(vocab: &Vocab, word: &str, out: &mut Vec<u32>) -> Result<()> {
     if vocab.whole_pieces
-        && let Some(&id) = vocab.by_display.get(word)
+        && let Some(id) = vocab.id_of(word)
         && (!vocab.tokens[id as usize].special || vocab.unk == Some(id))
     {
         out.push(id);
@@ -480,13 +480,8 @@ fn truncated_explicit(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
 
 /// `by_display`, `merge_rank` and the byte table after tokens or merges were removed.
 fn rebuild_indexes(vocab: &mut Vocab) {
-    vocab.by_display = vocab
-        .tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !t.display.is_empty())
-        .map(|(id, t)| (t.display.clone(), id as u32))
-        .collect();
+    let shown = vocab.tokens.iter().enumerate().filter(|(_, t)| !t.display.is_empty()).map(|(id, _)| id as u32);
+    vocab.by_display = DisplayIndex::of(&vocab.tokens, shown);
     vocab.merge_rank =
         vocab.merges.iter().enumerate().map(|(rank, m)| ((m.left, m.right), (rank as u32, m.result))).collect();
     vocab.rebuild_byte_ids();
@@ -577,7 +572,13 @@ mod tests {
                     assert_eq!(merges(&cut), merges(&short), "seed {seed} {tie:?} {size}");
                     assert_eq!(cut.vocab.len(), short.vocab.len());
                     assert_eq!(cut.merge_counts, short.merge_counts);
-                    assert_eq!(cut.vocab.by_display, short.vocab.by_display);
+                    let index = |v: &Vocab| {
+                        let mut entries: Vec<(String, u32)> =
+                            v.by_display.ids().map(|id| (v.tokens[id as usize].display.clone(), id)).collect();
+                        entries.sort();
+                        entries
+                    };
+                    assert_eq!(index(&cut.vocab), index(&short.vocab));
                 }
                 let err = truncated(&long, 100).unwrap_err();
                 assert!(err.message.contains("use size >= 258"), "{}", err.message);
