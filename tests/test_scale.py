@@ -412,18 +412,23 @@ def _rss_mb() -> float:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_worker_gives_back_the_memory_of_the_batch_before(tok):
-    """What a worker frees between batches (the ids of 2 threads, the texts) is returned to the OS, not kept
-    resident: `release_memory` is what keeps a worker's peak memory flat (docs/scale.md)."""
-    from bytepair.pipeline.tasks import release_memory
+def test_a_worker_gives_back_freed_memory_above_its_limit(tok):
+    """What a worker freed (the ids of 2 threads, the texts) goes back to the OS once the worker holds more than
+    its limit, and stays (no refaulting: speed) below it — what keeps a worker's peak memory near the limit."""
+    from bytepair.pipeline.tasks import keep_memory_below, resident_mb
 
     texts = ["lower newest widest, " * 500 for _ in range(4000)]
     packed, lengths = tok.encode_batch_packed(texts, width=4, threads=2)
     assert sum(lengths) > 10_000_000  # ~40 MB of ids, made on two threads
     del packed, lengths, texts
-    before = _rss_mb()
-    release_memory(2)
-    assert before - _rss_mb() > 20
+    before = resident_mb()
+    assert before is not None and abs(before - _rss_mb()) < 5
+    keep_memory_below(2, limit_mb=before + 100)  # below the limit: kept
+    kept = resident_mb()
+    assert kept is not None and kept > before - 5
+    keep_memory_below(2, limit_mb=before - 20)  # above it: given back
+    after = resident_mb()
+    assert after is not None and before - after > 20
 
 
 # -- training at scale ---------------------------------------------------------------------------------------------

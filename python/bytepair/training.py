@@ -480,7 +480,8 @@ def _sizes_from_one_run(
     out = []
     for size in sizes:
         source = first_stage[0] if first_stage is not None and size <= first_stage[1] else tok
-        out.append(source.truncate(min(size, source.vocab_size)))
+        # (Tokenizers are immutable: the one trained to a size asked for is returned as it is, not copied.)
+        out.append(source if size >= source.vocab_size else source.truncate(size))
     return out
 
 

@@ -36,8 +36,10 @@ __all__ = [
     "EncodeTask",
     "ProgressBoard",
     "is_validation",
+    "keep_memory_below",
     "peak_rss_mb",
     "release_memory",
+    "resident_mb",
     "run_on_ray",
     "worker_memory_settings",
 ]
@@ -47,6 +49,13 @@ Report = Callable[[dict[str, int]], None]
 #: Characters a worker encodes per batch: half of `bytepair.streams.BATCH_CHARS`, for memory (a batch's texts,
 #: ids and Python objects are a worker's largest transient); as fast on the benchmark's corpus.
 WORKER_BATCH_CHARS = 1 << 20
+
+#: A worker gives the memory it freed back to the OS after a batch once it holds more than this (MB): a worker's
+#: peak memory is what a cluster plans for, and freed memory (the batch before's texts, ids, buffers) otherwise
+#: stays resident in the allocators' heaps. Not after every batch: refaulting the pages given back made a worker
+#: with 2 threads ~30% slower (7.2-7.9 s against 5.4-5.6 s on 4 files of the scale benchmark). Local workers stay
+#: below it (~230 MB with GPT-2); a Ray worker starts 80 MB higher (Ray's runtime) and is kept near it.
+RELEASE_ABOVE_MB = 256
 
 
 @dataclass
@@ -129,14 +138,29 @@ def _malloc_trim() -> Callable[[int], int] | None:
 _MALLOC_TRIM = _malloc_trim()
 
 
+def resident_mb() -> float | None:
+    """This process's resident memory now (Linux's /proc/self/statm), MB; None elsewhere."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+    except (OSError, ValueError, IndexError):  # pragma: no cover (not Linux)
+        return None
+
+
 def release_memory(threads: int) -> None:
     """Gives freed memory back to the OS: the core's (this thread's and its pool of `threads` threads') and the C
-    heap's (glibc; Python's large strings, parquet pages). A worker calls it after each batch: a worker's peak
-    memory is what a cluster plans for, and the texts, ids and buffers of the batch before, although freed,
-    would stay resident (see docs/scale.md for what it saves). It costs ~0.1 ms per 2 MB batch."""
+    heap's (glibc; Python's large strings, parquet pages)."""
     _core.release_memory(threads)
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
+
+
+def keep_memory_below(threads: int, limit_mb: float = RELEASE_ABOVE_MB) -> None:
+    """After a batch: gives freed memory back to the OS when the process holds more than `limit_mb` (see
+    RELEASE_ABOVE_MB). Reading the figure costs ~10 µs."""
+    resident = resident_mb()
+    if resident is not None and resident > limit_mb:
+        release_memory(threads)
 
 
 def worker_memory_settings() -> None:
@@ -296,7 +320,7 @@ def encode_task(context: Context, key: str, report: Report, task: EncodeTask) ->
             totals["input_bytes"] = sum(read.values())
             report(totals)
             del batch, packed, lengths, view
-            release_memory(context.threads)
+            keep_memory_below(context.threads)
             if number == 0:
                 _maybe_die(job.fault, key)
     summaries = {split: shard.finish() for split, shard in shards.items()}
@@ -330,7 +354,7 @@ def count_task(context: Context, key: str, report: Report, part: Part) -> tuple[
             totals["documents"] += len(item)
         report(totals)
         del item
-        release_memory(context.threads)
+        keep_memory_below(context.threads)
         if number == 0:
             _maybe_die(job.fault, key)
     counts = counter.take_unit(part.index)
