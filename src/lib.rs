@@ -124,9 +124,10 @@ pub fn release_freed_memory() {
 }
 
 /// `release_freed_memory` on the calling thread and on every thread of the pool that `threads` requests (which
-/// must be idle: each of them runs it in turn). A corpus worker calls it between batches: the ids, buffers and
-/// texts of the batch before stay resident in the encoding threads' heaps otherwise (~65 MB of a worker's
-/// 270 MB peak, reading parquet with 2 threads).
+/// must be idle: each of them runs it in turn). A corpus worker calls it between batches once it holds more than
+/// its limit (`bytepair.pipeline.tasks.MemoryKeeper`): the ids, buffers and texts of the batches before stay
+/// resident in the encoding threads' heaps otherwise (~65 MB of a worker's 270 MB peak, reading parquet with 2
+/// threads).
 pub fn release_freed_memory_in(threads: usize) -> Result<(), error::Error> {
     release_freed_memory();
     let pool_threads = if threads == 0 { cores() } else { at_most_cores(threads) };

@@ -415,7 +415,7 @@ def _rss_mb() -> float:
 def test_a_worker_gives_back_freed_memory_above_its_limit(tok):
     """What a worker freed (the ids of 2 threads, the texts) goes back to the OS once the worker holds more than
     its limit, and stays (no refaulting: speed) below it — what keeps a worker's peak memory near the limit."""
-    from bytepair.pipeline.tasks import keep_memory_below, resident_mb
+    from bytepair.pipeline.tasks import MemoryKeeper, resident_mb
 
     texts = ["lower newest widest, " * 500 for _ in range(4000)]
     packed, lengths = tok.encode_batch_packed(texts, width=4, threads=2)
@@ -423,12 +423,27 @@ def test_a_worker_gives_back_freed_memory_above_its_limit(tok):
     del packed, lengths, texts
     before = resident_mb()
     assert before is not None and abs(before - _rss_mb()) < 5
-    keep_memory_below(2, limit_mb=before + 100)  # below the limit: kept
+    MemoryKeeper(limit_mb=before + 100).after_batch(2)  # below the limit: kept
     kept = resident_mb()
     assert kept is not None and kept > before - 5
-    keep_memory_below(2, limit_mb=before - 20)  # above it: given back
+    MemoryKeeper(limit_mb=before - 20).after_batch(2)  # above it: given back
     after = resident_mb()
     assert after is not None and before - after > 20
+
+
+def test_a_worker_above_its_limit_releases_again_only_after_it_grew(monkeypatch):
+    """Live memory above the limit (a counting worker's words) is not released after every batch for nothing."""
+    from bytepair.pipeline import tasks
+
+    released: list[int] = []
+    rss = iter([300.0, 280.0, 290.0, 320.0, 300.0])  # MB read before (and after) each release
+    monkeypatch.setattr(tasks, "resident_mb", lambda: next(rss))
+    monkeypatch.setattr(tasks, "release_memory", released.append)
+    keeper = tasks.MemoryKeeper(limit_mb=256, slack_mb=16)
+    keeper.after_batch(2)  # 300: released, down to 280
+    keeper.after_batch(2)  # 290: not 16 MB above 280, kept
+    keeper.after_batch(2)  # 320: released again
+    assert released == [2, 2]
 
 
 # -- training at scale ---------------------------------------------------------------------------------------------
