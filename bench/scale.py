@@ -251,6 +251,10 @@ def child(spec: dict) -> None:
             "worker_peak_rss_mb": done.worker_peak_rss_mb,
             "workers": done.workers,
             "threads": done.threads,
+            # Summed over tasks: their wall time in the workers, the workers' CPU time, the time flushing shards.
+            "task_s": done.task_timing.seconds,
+            "task_cpu_s": done.task_timing.cpu_seconds,
+            "task_finish_s": done.task_timing.finish_seconds,
             "first": read_megatron(out / "shard-00000", spec["sample"]),
         }
         if kind == "ray":
@@ -361,6 +365,15 @@ def render_markdown(report: dict) -> str:
             f"| {name} | {row.get('shape', '—')} | {row['wall_s']:.1f}{extra} | {row['mb_s']:.1f} | {ratio} | {rss} | "
             f"{row.get('ids', '—')} |"
         )
+    busy = [
+        f"{name}: CPU {row['task_cpu_s'] / row['task_s']:.0%} of their wall time, "
+        f"{row['task_finish_s'] / row['task_s']:.1%} of it flushing shards to disk"
+        for name, row in report["encode"].items()
+        if row.get("task_s")
+    ]
+    if busy:
+        lines += ["", "How busy the workers were in their tasks (the worker process's CPU time, all its threads):", ""]
+        lines += [f"- {b}" for b in busy]
     targets = report["targets"]
     lines += ["", "Targets (issue 24):", ""]
     lines += [f"- {k}: {v}" for k, v in targets.items()]

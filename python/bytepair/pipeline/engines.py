@@ -249,6 +249,8 @@ class LocalEngine(Engine):
             summary, payload = message[2], message[3]
             if "report" in summary:
                 self._reports[key] = summary["report"]
+            # The worker gets its next task now, not after the caller has recorded this one (an fsync).
+            self._dispatch()
             return TaskDone(key, summary, payload)
         if kind == "error":
             _, _, type_name, text, trace = message
@@ -360,12 +362,15 @@ class RayEngine(Engine):
     def busy(self) -> bool:
         return bool(self._pending) or bool(self._running)
 
-    def next(self, timeout: float) -> TaskDone | None:
-        ray = self._ray
+    def _start_pending(self) -> None:
         while self._pending and len(self._running) < self.workers:
             key, function, args = self._pending.popleft()
             summary, payload = self._run.remote(function, key, self._context, self.threads, self._board, *args)
             self._running[summary] = (key, payload)
+
+    def next(self, timeout: float) -> TaskDone | None:
+        ray = self._ray
+        self._start_pending()
         if not self._running:
             return None
         ready, _ = ray.wait(list(self._running), num_returns=1, timeout=timeout)
@@ -378,6 +383,7 @@ class RayEngine(Engine):
             return None
         ref = ready[0]
         key, payload = self._running.pop(ref)
+        self._start_pending()  # a worker is free: its next task starts before the caller records this one
         try:
             summary = ray.get(ref)
         except ray.exceptions.RayTaskError as e:

@@ -46,7 +46,7 @@ from ..progress import Progress, show_progress
 from ..streams import choose_dtype, separator_id, special_policy
 from ..writing import fsync_folder, write_whole
 from .engines import make_engine
-from .tasks import EncodeJob, EncodeTask
+from .tasks import EncodeJob, EncodeTask, TaskTiming
 
 __all__ = ["MANIFEST", "STAGING", "EncodeResult", "encode_corpus", "parse_size", "tokenizer_sha256"]
 
@@ -56,6 +56,8 @@ _STATE = "state.json"
 #: Bytes of text per token assumed when grouping parts into shards (English with GPT-2-like vocabularies).
 TEXT_BYTES_PER_TOKEN = 4
 _LAYOUT = "bytepair-shards"
+#: The timing of a run that ran no task.
+NO_TIMING = TaskTiming(0.0, 0.0, 0.0)
 _VERSION = 1
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KIB": 1 << 10, "MIB": 1 << 20}
@@ -107,6 +109,9 @@ class EncodeResult:
     threads: int
     #: The largest peak memory of a worker process in this run (MB; None when no task ran or not on Linux).
     worker_peak_rss_mb: float | None = None
+    #: The tasks run in this run, summed: their wall times in their workers, the workers' CPU times in them,
+    #: and the time spent finishing them (flushing shards to disk). CPU over wall is how busy workers were.
+    task_timing: TaskTiming = NO_TIMING
 
     @property
     def documents(self) -> int:
@@ -246,6 +251,7 @@ def encode_corpus(
     start_seconds = stop_seconds = 0.0
     workers_used, threads_used = workers or 0, threads or 0
     worker_peak: float | None = None
+    timings: list[TaskTiming] = []
     bar = Progress("encoding", show_progress(progress))
     bar.total = sum(f.size for f in files)
     if todo:
@@ -272,6 +278,9 @@ def encode_corpus(
                 peak = event.summary.pop("peak_rss_mb", None)
                 if peak is not None:
                     worker_peak = max(worker_peak or 0.0, peak)
+                timing = event.summary.pop("timing", None)  # (not recorded: the manifest depends on inputs alone)
+                if timing is not None:
+                    timings.append(timing)
                 done[int(event.key)] = event.summary
                 _save_state(staging, identity, done)
                 finished += 1
@@ -296,6 +305,7 @@ def encode_corpus(
         workers_used,
         threads_used,
         worker_peak,
+        TaskTiming(*(sum(column) for column in zip(*timings))) if timings else NO_TIMING,
     )
 
 

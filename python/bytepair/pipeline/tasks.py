@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, NamedTuple
 
 from .. import _core
 from .._tokenizer import Tokenizer
@@ -37,6 +37,7 @@ __all__ = [
     "EncodeTask",
     "MemoryKeeper",
     "ProgressBoard",
+    "TaskTiming",
     "is_validation",
     "peak_rss_mb",
     "release_memory",
@@ -84,6 +85,16 @@ class EncodeJob:
     @property
     def width(self) -> Literal[2, 4]:
         return 2 if self.dtype == "uint16" else 4
+
+
+class TaskTiming(NamedTuple):
+    """Where a worker's time on a task went: its wall time, the CPU time of the worker process (all its threads)
+    in it, and the part of the wall time spent finishing (flushing the shards to disk, writing their index).
+    CPU time well below wall time on an idle machine is time the worker waited (for the disk, mostly)."""
+
+    seconds: float
+    cpu_seconds: float
+    finish_seconds: float
 
 
 @dataclass
@@ -290,6 +301,7 @@ class _Shard:
 def encode_task(context: Context, key: str, report: Report, task: EncodeTask) -> tuple[dict[str, Any], None]:
     """Encodes the task's parts into its shards in the staging folder (every document in the shard of its
     split, followed by the separator when there is one)."""
+    started, cpu_started = time.perf_counter(), time.process_time()
     job: EncodeJob = context.job
     tok = job.tokenizer
     width = job.width
@@ -344,11 +356,14 @@ def encode_task(context: Context, key: str, report: Report, task: EncodeTask) ->
             WORKER_MEMORY.after_batch(context.threads)
             if number == 0:
                 _maybe_die(job.fault, key)
+        finishing = time.perf_counter()  # closing the stack flushes the `.bin` files to disk: part of finishing
     summaries = {split: shard.finish() for split, shard in shards.items()}
+    finished = time.perf_counter()
     totals["tokens"] = sum(s["tokens"] for s in summaries.values())
     totals["input_bytes"] = sum(read.values())
     summary = {"index": task.index, "shards": summaries, "report": totals, "text_bytes": text_bytes}
-    return summary | {"peak_rss_mb": peak_rss_mb()}, None
+    timing = TaskTiming(finished - started, time.process_time() - cpu_started, finished - finishing)
+    return summary | {"peak_rss_mb": peak_rss_mb(), "timing": timing}, None
 
 
 # -- counting ---------------------------------------------------------------------------------------------------
