@@ -188,9 +188,26 @@ class LocalEngine(Engine):
             )
         finally:
             child.close()
-        connection = Connection(parent.detach())
-        connection.send(("context", self._context, self.threads))
-        return _Worker(process, connection)
+        return _Worker(process, Connection(parent.detach()))
+
+    def _start_workers(self) -> None:
+        """Starts the workers the pending tasks need (up to `workers`), all before sending any its context: the
+        context (the job, with its tokenizer: ~1.6 MB for GPT-2) fills the socket's buffer, so sending it waits
+        until the worker has started Python and reads it, and starting them one after the other made the second
+        worker begin ~0.3 s after the first."""
+        idle = sum(1 for w in self._pool if w.task is None)
+        started: list[_Worker] = []
+        while len(self._pool) + len(started) < self.workers and len(self._pending) > idle + len(started):
+            started.append(self._spawn())
+        for worker in started:
+            self._pool.append(worker)
+            try:
+                worker.connection.send(("context", self._context, self.threads))
+            except OSError as e:
+                self._died(worker)
+                raise RuntimeError(
+                    f"a worker process ended as it started ({e}): its error, if it printed one, is above"
+                ) from None
 
     def submit(self, key: str, function: str, *args: Any) -> None:
         self._pending.append(_Task(key, function, args))
@@ -200,13 +217,11 @@ class LocalEngine(Engine):
         return bool(self._pending) or any(w.task is not None for w in self._pool)
 
     def _dispatch(self) -> None:
+        self._start_workers()
         while self._pending:
             idle = next((w for w in self._pool if w.task is None), None)
             if idle is None:
-                if len(self._pool) >= self.workers:
-                    return
-                idle = self._spawn()
-                self._pool.append(idle)
+                return
             task = self._pending.popleft()
             task.attempts += 1
             idle.task = task
