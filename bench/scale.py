@@ -19,6 +19,11 @@ of the documents) per second of wall time; memory is the peak resident set of ea
 workers report their own VmHWM; datatrove's is the largest VmHWM of its worker processes, sampled from /proc). Ids are compared
 with HF tokenizers on a sample of documents, and datatrove's shards with bytepair's.
 
+Every job reads the corpus cold, as a first pass over a corpus does: the files' pages are dropped from the page
+cache before each job (`posix_fadvise(DONTNEED)`, after a `sync` that writes out what the job before left), so
+no job finds them cached by the job before it — which it otherwise did in part, depending on the order of the
+jobs and on how soon the system evicts pages.
+
 Training (vocab 32 000): `bytepair train --engine local --workers 2` (words counted by workers, merged, trained)
 against single-process `bytepair train` on the same files: time, peak memory, identical merges.
 """
@@ -47,6 +52,20 @@ MULTILINGUAL = SHARED / "multilingual"
 
 
 # -- the corpus ----------------------------------------------------------------------------------------------------
+
+
+def settle(folder: Path) -> None:
+    """Before a job: writes what the jobs before left to disk (their removed shards' blocks are discarded at the
+    next journal commit, which the next job's first fsync would otherwise wait for), then drops the corpus
+    files' pages from the page cache, so the job reads them from disk as a first pass over a corpus does (clean
+    pages of files one can read need no privilege to drop)."""
+    os.sync()
+    for path in sorted(folder.glob("part-*")):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def _paragraphs() -> tuple[list[str], list[str]]:
@@ -452,6 +471,7 @@ def main() -> None:
             "sample": sample,
         }
         print(f"{name} ...", file=sys.stderr)
+        settle(folder)
         got = run_child(SCRIPT, spec, env, timeout=3600, log_dir=work / "logs")
         if "error" in got:
             encode_rows[name] = {"error": got["error"]}
@@ -483,6 +503,7 @@ def main() -> None:
         if args.only and not any(o in name for o in args.only):
             continue
         print(f"{name} ...", file=sys.stderr)
+        settle(folder)
         got = run_child(
             SCRIPT, {"kind": kind, "inputs": str(folder), "out": str(work / kind)}, env, 7200, work / "logs"
         )
