@@ -47,19 +47,16 @@ impl CoreTokenizer {
         disallowed: Vec<bool>,
         threads: usize,
     ) -> PyResult<Vec<Vec<u32>>> {
-        use rayon::prelude::*;
         let policy = self.policy(allowed, disallowed)?;
         py.detach(|| {
             guarded(|| {
                 let pool = crate::thread_pool(threads)?;
                 // Every result, then the first error in text order (collecting into a Result would stop at
                 // whichever error a thread met first: a different message from one run to the next). This
-                // thread waits checking for Ctrl-C, which stops the pool's threads too.
+                // thread checks for Ctrl-C, which stops the pool's threads too.
                 let stop = Default::default();
-                let encode = |t: &&str| crate::progress::sharing_stop(&stop, || self.inner.encode(t, &policy));
-                let results: Vec<_> = crate::progress::run_interruptible(&stop, || {
-                    pool.install(|| texts.par_iter().map(encode).collect::<Vec<_>>())
-                })?;
+                let results =
+                    crate::progress::map_interruptible(&pool, &stop, texts, |t| self.inner.encode(t, &policy))?;
                 let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
