@@ -186,15 +186,16 @@ impl<'c> Merger<'c> {
         config: &'c TrainConfig,
         vocab: Vocab,
         engine: Engine,
+        pool: &rayon::ThreadPool,
     ) -> Result<Merger<'c>> {
-        let units = || words.units(&vocab);
+        let units = || words.units(&vocab, pool);
         let inner = match choose_layout(engine, words.len(), units, config, &vocab) {
             Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words)?, vocab)),
             Chosen::Compact16 => {
-                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab)?, vocab))
+                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab, pool)?, vocab))
             }
             Chosen::Compact32 => {
-                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &vocab)?, vocab))
+                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &vocab, pool)?, vocab))
             }
         };
         Ok(Merger { inner })
