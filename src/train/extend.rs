@@ -146,8 +146,11 @@ pub fn encode_words(
         _ => None,
     };
     let encode_chunk = |scratch: &mut Scratch, chunk: &[(&str, u64)]| -> Result<SymbolPart> {
+        // Room for two bytes per token, seldom outgrown (English encodes to ~4): a growing vector copies itself
+        // into fresh pages, which the kernel zeroes first, and holds up to twice its size meanwhile.
+        let bytes: usize = chunk.iter().map(|(w, _)| w.len()).sum();
         let mut part = SymbolPart {
-            ids: Vec::with_capacity(chunk.len() * 4),
+            ids: Vec::with_capacity(bytes / 2 + 16),
             ends: Vec::with_capacity(chunk.len()),
             counts: Vec::with_capacity(chunk.len()),
         };
