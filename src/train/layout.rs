@@ -81,7 +81,9 @@ pub struct SymbolPart {
 impl SymbolPart {
     /// Appends a word (its tokens are then in `ids`, from the previous word's end).
     pub fn push_word(&mut self, count: u64) -> Result<()> {
-        self.ends.push(u32::try_from(self.ids.len()).map_err(|_| too_many_tokens())?);
+        // (A layout holds at most MAX_POSITIONS units, and a token is one unit or more.)
+        check_positions(self.ids.len())?;
+        self.ends.push(self.ids.len() as u32);
         self.counts.push(count);
         Ok(())
     }
@@ -92,10 +94,6 @@ impl SymbolPart {
         let bounds = starts.zip(&self.ends).map(|(start, &end)| (start as usize, end as usize));
         bounds.zip(&self.counts).map(|((start, end), &count)| (&self.ids[start..end], count))
     }
-}
-
-fn too_many_tokens() -> Error {
-    Error::value("internal error: a part of the encoded words holds more than 2^32 tokens".to_string())
 }
 
 impl SymbolWords {
