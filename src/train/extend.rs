@@ -26,7 +26,7 @@ use std::collections::BinaryHeap;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::layout::SymbolWords;
+use super::layout::{SymbolPart, SymbolWords};
 use super::{Engine, Merger, TieBreak, TrainConfig};
 use crate::encode::caches::Scratch;
 use crate::encode::piece::{PieceEncoder, PieceError};
@@ -40,17 +40,17 @@ use crate::vocab::{DisplayIndex, Mode, Token, Vocab};
 const WORDS_PER_TASK: usize = 1 << 14;
 const TASKS_PER_THREAD: usize = 4;
 
-/// The merge loop for extending `tok` on the corpus `words` (unique words in order of first appearance,
-/// counted with `counted_with`, the pre-tokenizer the extension will encode with: `tok`'s, or a coarser one
-/// for SuperBPE's second stage) to `config.vocab_size` ids. The words are encoded on `pool`.
-pub fn prepare_extension<'c>(
+/// The corpus `words` (unique words in order of first appearance, counted with `counted_with`, the
+/// pre-tokenizer the extension will encode with: `tok`'s, or a coarser one for SuperBPE's second stage) as
+/// `tok` makes them, for extending it to `config.vocab_size` ids (checked first), encoded on `pool`. The
+/// words can be freed before `prepare_extension` lays these out (they are a good part of the peak).
+pub fn encode_for_extension(
     tok: &Tokenizer,
     words: &[(&str, u64)],
     counted_with: &PreTokenizer,
-    config: &'c TrainConfig,
-    engine: Engine,
+    config: &TrainConfig,
     pool: &rayon::ThreadPool,
-) -> Result<Merger<'c>> {
+) -> Result<SymbolWords> {
     let have = tok.vocab.len();
     if config.vocab_size < have {
         return Err(Error::value(format!(
@@ -65,8 +65,19 @@ pub fn prepare_extension<'c>(
     if tok.vocab.rank_by_bytes {
         check_merges_keep_ids(&tok.vocab, pool)?;
     }
-    let symbols = encode_words(tok, words, counted_with, pool)?;
-    Merger::from_symbols(&symbols, config, tok.vocab.clone(), engine)
+    encode_words(tok, words, counted_with, pool)
+}
+
+/// The merge loop for extending `tok` on its encoding of the corpus's words (`encode_for_extension`), with
+/// the layout built on `pool`.
+pub fn prepare_extension<'c>(
+    tok: &Tokenizer,
+    symbols: &SymbolWords,
+    config: &'c TrainConfig,
+    engine: Engine,
+    pool: &rayon::ThreadPool,
+) -> Result<Merger<'c>> {
+    Merger::from_symbols(symbols, config, tok.vocab.clone(), engine, pool)
 }
 
 /// The extended tokenizer: `extended` (around the trained vocabulary, with the pre-tokenizer the words were
@@ -134,15 +145,22 @@ pub fn encode_words(
         }
         _ => None,
     };
-    let encode_chunk = |scratch: &mut Scratch, chunk: &[(&str, u64)]| -> Result<(Vec<u32>, Vec<usize>)> {
-        let mut ids = Vec::with_capacity(chunk.len() * 4);
-        let mut lengths = Vec::with_capacity(chunk.len());
-        for (word, _) in chunk {
+    let encode_chunk = |scratch: &mut Scratch, chunk: &[(&str, u64)]| -> Result<SymbolPart> {
+        // Room for two bytes per token, seldom outgrown (English encodes to ~4): a growing vector copies itself
+        // into fresh pages, which the kernel zeroes first, and holds up to twice its size meanwhile.
+        let bytes: usize = chunk.iter().map(|(w, _)| w.len()).sum();
+        let mut part = SymbolPart {
+            ids: Vec::with_capacity(bytes / 2 + 16),
+            ends: Vec::with_capacity(chunk.len()),
+            counts: Vec::with_capacity(chunk.len()),
+        };
+        for &(word, count) in chunk {
+            let ids = &mut part.ids;
             let before = ids.len();
             match (&replay, fast, &junctions) {
                 (Some(replay), _, _) => {
-                    initial_symbols(vocab, word, &mut ids)?;
-                    replay.apply(&mut ids, before);
+                    initial_symbols(vocab, word, ids)?;
+                    replay.apply(ids, before);
                 }
                 (None, Some(encoder), Some(junctions)) => {
                     // Piece by piece (the frequent pieces come from the encoder's cache), unless a merge could
@@ -157,38 +175,32 @@ pub fn encode_words(
                         joinable |= at != covered || (at > 0 && junctions.joins(word.as_bytes()[at - 1], bytes[0]));
                         covered = at + bytes.len();
                         if !joinable && failed.is_ok() {
-                            failed = encode_fast(encoder, vocab, piece, scratch, &mut ids);
+                            failed = encode_fast(encoder, vocab, piece, scratch, ids);
                         }
                     })?;
                     joinable |= covered != word.len();
                     if joinable {
                         ids.truncate(before);
-                        encode_fast(encoder, vocab, word, scratch, &mut ids)?;
+                        encode_fast(encoder, vocab, word, scratch, ids)?;
                     } else {
                         failed?;
                     }
                 }
-                (None, Some(encoder), None) => encode_fast(encoder, vocab, word, scratch, &mut ids)?,
-                (None, None, _) => encode_general(vocab, word, &mut ids)?,
+                (None, Some(encoder), None) => encode_fast(encoder, vocab, word, scratch, ids)?,
+                (None, None, _) => encode_general(vocab, word, ids)?,
             }
-            lengths.push(ids.len() - before);
+            part.push_word(count)?;
         }
-        Ok((ids, lengths))
+        Ok(part)
     };
-    let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = pool.install(|| {
+    let parts: Vec<Result<SymbolPart>> = pool.install(|| {
         let per_task = WORDS_PER_TASK.max(words.len() / (pool.current_num_threads() * TASKS_PER_THREAD) + 1);
         words.par_chunks(per_task).map_init(Scratch::default, encode_chunk).collect()
     });
+    // Kept in parts, as encoded: the layout is built from them (in parallel), not from one copy of them all.
     let mut out = SymbolWords::default();
-    out.ids.reserve(parts.iter().map(|p| p.as_ref().map_or(0, |(ids, _)| ids.len())).sum());
-    let mut counts = words.iter().map(|&(_, count)| count);
     for part in parts {
-        let (ids, lengths) = part?;
-        out.ids.extend_from_slice(&ids);
-        for length in lengths {
-            out.ends.push(out.ends.last().copied().unwrap_or(0) + length);
-            out.counts.push(counts.next().expect("one count per word"));
-        }
+        out.push_part(part?);
     }
     Ok(out)
 }
@@ -548,8 +560,8 @@ mod tests {
                         let long = TrainConfig { vocab_size: short.vocab_size + 40, ..short.clone() };
                         let base = trained(&words, &short, engine);
                         let want = trained(&words, &long, engine);
-                        let merger =
-                            prepare_extension(&base, &words, &base.pretokenizer, &long, engine, &pool).unwrap();
+                        let symbols = encode_for_extension(&base, &words, &base.pretokenizer, &long, &pool).unwrap();
+                        let merger = prepare_extension(&base, &symbols, &long, engine, &pool).unwrap();
                         let got = merger.run(&mut Silent).unwrap();
                         let got: Vec<_> = got.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect();
                         assert_eq!(got, merges(&want), "seed {seed} {tie:?} {max_len:?} {engine:?} {mode:?}");
@@ -613,8 +625,8 @@ mod tests {
             }
             let by_pieces = encode_words(&tok, &stretches, &superwords, &pool).unwrap();
             let whole = encode_words(&tok, &stretches, &tok.pretokenizer, &pool).unwrap();
-            assert_eq!(by_pieces.ids, whole.ids, "{vocab_size}");
-            assert_eq!(by_pieces.ends, whole.ends);
+            let flat = |w: &SymbolWords| w.iter().map(|(s, c)| (s.to_vec(), c)).collect::<Vec<_>>();
+            assert_eq!(flat(&by_pieces), flat(&whole), "{vocab_size}");
         }
     }
 

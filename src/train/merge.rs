@@ -52,6 +52,8 @@ const PREFETCH_DISTANCE: usize = 16;
 /// Lean runs recount (rebuilding every list without its stale entries) once this many entries were added
 /// since the last recount, or as many as it left, whichever is more.
 const RECOUNT_FROM_ADDED: u64 = 1 << 16;
+/// Pairs per block of a recount's tally over a wide vocabulary (1 MB).
+const TALLY_BLOCK: usize = 1 << 16;
 /// Lean runs recount pairs in a direct table (rather than sorted by left symbol) up to this many token ids. (The unit
 /// tests, whose vocabularies are small, use a small limit so that both ways are exercised.)
 #[cfg(not(test))]
@@ -143,6 +145,64 @@ fn join_tallies<O: OccurrenceList>(a: Tally, b: Tally) -> Tally {
     }
 }
 
+/// The pairs of a layout sorted by left symbol, for a recount over a wide vocabulary: in one or two parts
+/// (consecutive ranges of positions), each a counting sort of its pairs by left symbol, stable (positions
+/// ascend within a left symbol).
+struct SortedPairs {
+    parts: Vec<SortedPart>,
+    count_bits: u32,
+    /// The largest count stored in an entry; a pair's counts at or above it are summed in `big`.
+    mask: u32,
+}
+
+struct SortedPart {
+    /// Left symbol `l`'s entries are `starts[l]..starts[l + 1]`.
+    starts: Vec<u32>,
+    /// Per entry: the right symbol and the word's count packed in one u32 (perf: the tally reads them in
+    /// order; the positions are only read again for the pairs that are kept).
+    entries: Vec<u32>,
+    positions: Vec<u32>,
+    big: FxHashMap<u64, u64>,
+}
+
+impl SortedPairs {
+    /// Calls `f(right, count)` for the pairs of left symbol `left`; a count stored as `mask` is given as 0 (it
+    /// is summed in the parts' `big`).
+    #[inline]
+    fn for_each_packed(&self, left: usize, mut f: impl FnMut(u32, u64)) {
+        for part in &self.parts {
+            for &entry in &part.entries[part.starts[left] as usize..part.starts[left + 1] as usize] {
+                let count = entry & self.mask;
+                f(((entry as u64) >> self.count_bits) as u32, if count == self.mask { 0 } else { count as u64 });
+            }
+        }
+    }
+
+    /// Calls `f(right, position)` for the pairs of left symbol `left` in position order.
+    #[inline]
+    fn for_each_entry(&self, left: usize, mut f: impl FnMut(u32, u32)) {
+        for part in &self.parts {
+            let range = part.starts[left] as usize..part.starts[left + 1] as usize;
+            for (&entry, &pos) in part.entries[range.clone()].iter().zip(&part.positions[range]) {
+                f(((entry as u64) >> self.count_bits) as u32, pos);
+            }
+        }
+    }
+
+    /// The left symbol that splits the entries nearest to two halves.
+    fn middle_left(&self) -> usize {
+        let width = self.parts[0].starts.len() - 1;
+        let before = |left: usize| self.parts.iter().map(|p| p.starts[left] as u64).sum::<u64>();
+        let half = before(width) / 2;
+        let (mut lo, mut hi) = (0, width);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if before(mid) < half { lo = mid + 1 } else { hi = mid }
+        }
+        lo
+    }
+}
+
 /// A heap entry: a pair with its count and tie key when pushed.
 #[derive(Clone, Copy)]
 struct Entry {
@@ -186,15 +246,16 @@ impl<'c> Merger<'c> {
         config: &'c TrainConfig,
         vocab: Vocab,
         engine: Engine,
+        pool: &rayon::ThreadPool,
     ) -> Result<Merger<'c>> {
-        let units = || words.units(&vocab);
+        let units = || words.units(&vocab, pool);
         let inner = match choose_layout(engine, words.len(), units, config, &vocab) {
             Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words)?, vocab)),
             Chosen::Compact16 => {
-                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab)?, vocab))
+                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab, pool)?, vocab))
             }
             Chosen::Compact32 => {
-                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &vocab)?, vocab))
+                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &vocab, pool)?, vocab))
             }
         };
         Ok(Merger { inner })
@@ -648,7 +709,7 @@ impl<'c, L: Layout> Core<'c, L> {
         crate::release_freed_memory();
         // Pass 1: count, occurrences, list size of every pair that may be counted — in a direct table while
         // the vocabulary is small (a hash probe per position of a genome mispredicts), else sorted by left
-        // symbol. A direct count of a large layout runs in two halves on two threads, split between two words.
+        // symbol. A large layout is counted in two halves on two threads, split between two words.
         let width = self.vocab.len();
         let direct = width <= RECOUNT_TABLE_LIMIT;
         let n = self.layout.positions() as u32;
@@ -661,6 +722,7 @@ impl<'c, L: Layout> Core<'c, L> {
             _ => None,
         };
         // Then the threshold: an eighth of the best count, or lower so that enough pairs are kept.
+        let mut by_left = None;
         let (mut tallies, counted) = if direct {
             let mut table = match (split, self.pool) {
                 (Some(s), Some(pool)) => {
@@ -682,15 +744,18 @@ impl<'c, L: Layout> Core<'c, L> {
             tallies.retain(|t| t.1.count >= self.threshold);
             (tallies, counted)
         } else {
-            // Only (count, occurrences) per pair — late in a run there can be millions of pairs; lists then start
-            // at a lower bound of their size and are trimmed after they are filled.
-            let parts = self.tally_by_left(width);
-            let counted = parts.iter().map(Vec::len).sum();
+            // The pairs sorted by left symbol (with their positions, for pass 2), then only (key, count) per pair
+            // — late in a run there can be millions of pairs.
+            let sorted = self.sort_by_left(width);
+            let blocks = self.tally_by_left(width, &sorted);
+            let counted = blocks.iter().map(Vec::len).sum();
             let mut counts = Vec::with_capacity(counted);
-            counts.extend(parts.iter().flatten().map(|t| t.1));
+            counts.extend(blocks.iter().flatten().map(|t| t.1));
             self.threshold = self.new_threshold(counts);
-            let kept = parts.into_iter().flatten().filter(|t| t.1 >= self.threshold);
-            let tallies = kept.map(|(k, count, n)| (k, Tally { count, cost: n as usize, n, ..Tally::default() }));
+            // (Their occurrences and list sizes are found when the lists are filled.)
+            let kept = blocks.into_iter().flatten().filter(|t| t.1 >= self.threshold);
+            let tallies = kept.map(|(k, count)| (k, Tally { count, ..Tally::default() }));
+            by_left = Some(sorted);
             (tallies.collect::<Vec<_>>(), counted)
         };
         self.dropped = tallies.len() < counted;
@@ -700,13 +765,9 @@ impl<'c, L: Layout> Core<'c, L> {
         self.entries_recounted = tallies.iter().map(|t| t.1.n as u64).sum();
         self.entries_added = 0;
         let mut tail_costs: Vec<u32> = Vec::with_capacity(if split.is_some() { tallies.len() } else { 0 });
-        let mut sizes: Vec<u32> = Vec::with_capacity(if direct { 0 } else { tallies.len() });
         for (k, tally) in tallies {
             if split.is_some() {
                 tail_costs.push(tally.tail_cost);
-            }
-            if !direct {
-                sizes.push(tally.n);
             }
             let index = self.pairs.len() as u32;
             self.pair_index.insert(k, index);
@@ -714,16 +775,17 @@ impl<'c, L: Layout> Core<'c, L> {
                 left: (k >> 32) as u32,
                 right: k as u32,
                 count: tally.count.min(i64::MAX as u64) as i64,
-                occurrences: L::List::with_capacity(if direct { tally.cost } else { 0 }),
+                occurrences: L::List::with_capacity(tally.cost),
                 cursor: Default::default(),
                 stamp: u32::MAX,
                 sorted: true,
             });
         }
-        if direct {
-            self.fill_lists_direct(width, split, tail_costs);
-        } else {
-            self.fill_lists_sorted(width, &sizes);
+        match by_left {
+            None => self.fill_lists_direct(width, split, tail_costs),
+            Some(sorted) => {
+                self.entries_recounted = self.fill_lists_by_left(width, &sorted);
+            }
         }
         // The tables are gone: give their memory back now (the pool threads' too, when they counted), or it
         // stays resident through the rest of the run.
@@ -781,13 +843,12 @@ impl<'c, L: Layout> Core<'c, L> {
         }
     }
 
-    /// Pass 2 of a recount over a wide vocabulary: the positions of the kept pairs (pair `k` occurs `sizes[k]`
-    /// times). A pair is found by a binary search among the kept pairs of its left symbol (consecutive: the
-    /// pairs are in key order) — a small table that stays in cache, unlike a hash map. The positions are sorted
-    /// by pair into one array (a counting sort), then each list is written at its exact size, on two threads
-    /// (perf: appending to 32 000 lists as the symbols were read missed the cache on the pair, its list and
-    /// the hash map: 0.9 s of SuperBPE's recount).
-    fn fill_lists_sorted(&mut self, width: usize, sizes: &[u32]) {
+    /// Pass 2 of a recount over a wide vocabulary: the positions of the kept pairs, from pass 1's entries;
+    /// returns how many there are. A left symbol's kept pairs are consecutive (the pairs are in key order) and
+    /// its entries are in position order (one part after the other), so the pair of an entry is found through
+    /// a table by right symbol that stays in cache, and each list is sized by a first scan of the entries,
+    /// then written in order. The left symbols are split in two halves for two threads.
+    fn fill_lists_by_left(&mut self, width: usize, sorted: &SortedPairs) -> u64 {
         let mut first = vec![0u32; width + 1];
         for state in &self.pairs {
             first[state.left as usize + 1] += 1;
@@ -795,47 +856,49 @@ impl<'c, L: Layout> Core<'c, L> {
         for i in 1..=width {
             first[i] += first[i - 1];
         }
-        let rights: Vec<u32> = self.pairs.iter().map(|state| state.right).collect();
-        let mut starts: Vec<u32> = Vec::with_capacity(sizes.len() + 1);
-        starts.push(0);
-        for &size in sizes {
-            starts.push(starts[starts.len() - 1] + size);
-        }
-        let total = starts[sizes.len()];
-        let mut fill = starts[..sizes.len()].to_vec();
-        let mut positions = vec![0u32; total as usize];
-        self.layout.for_each_pair(|pos, left, right| {
-            let (from, to) = (first[left as usize] as usize, first[left as usize + 1] as usize);
-            if from == to {
-                return;
-            }
-            if let Ok(i) = rights[from..to].binary_search(&right) {
-                let at = &mut fill[from + i];
-                positions[*at as usize] = pos;
-                *at += 1;
-            }
-        });
-        debug_assert!(fill.iter().zip(&starts[1..]).all(|(a, b)| a == b));
-        drop((fill, rights, first));
-        let write = |pairs: &mut [PairState<L::List>], from: usize| {
-            for (k, state) in (from..).zip(pairs) {
-                let positions = &positions[starts[k] as usize..starts[k + 1] as usize];
-                let mut last = 0;
-                let cost = positions.iter().map(|&p| L::List::cost(std::mem::replace(&mut last, p), p)).sum();
-                let mut list = L::List::with_capacity(cost);
-                for &p in positions {
-                    list.add(p);
+        let fill = |pairs: &mut [PairState<L::List>], base: usize, lefts: std::ops::Range<usize>| {
+            // Per right symbol: the kept pair's index in `pairs` (or NONE), its last position and list size.
+            let mut table = vec![(NONE, 0u32, 0usize); width];
+            let mut entries = 0u64;
+            for left in lefts {
+                let kept = first[left] as usize - base..first[left + 1] as usize - base;
+                if kept.is_empty() {
+                    continue;
                 }
-                state.occurrences = list;
+                for k in kept.clone() {
+                    table[pairs[k].right as usize] = (k as u32, 0, 0);
+                }
+                sorted.for_each_entry(left, |right, pos| {
+                    let (k, last, cost) = &mut table[right as usize];
+                    if *k != NONE {
+                        *cost += L::List::cost(std::mem::replace(last, pos), pos);
+                        entries += 1;
+                    }
+                });
+                for k in kept.clone() {
+                    pairs[k].occurrences = L::List::with_capacity(table[pairs[k].right as usize].2);
+                }
+                sorted.for_each_entry(left, |right, pos| {
+                    let k = table[right as usize].0;
+                    if k != NONE {
+                        pairs[k as usize].occurrences.add(pos);
+                    }
+                });
+                for k in kept {
+                    table[pairs[k].right as usize].0 = NONE;
+                }
             }
+            entries
         };
-        match (self.layout.split_point(), self.pool) {
-            (Some(_), Some(pool)) if pool.current_num_threads() > 1 => {
-                let middle = starts.partition_point(|&s| s < total / 2).min(sizes.len());
-                let (head, tail) = self.pairs.split_at_mut(middle);
-                pool.join(|| write(head, 0), || write(tail, middle));
+        match self.pool {
+            Some(pool) if sorted.parts.len() > 1 => {
+                let middle = sorted.middle_left();
+                let (head, tail) = self.pairs.split_at_mut(first[middle] as usize);
+                let (a, b) =
+                    pool.join(|| fill(head, 0, 0..middle), || fill(tail, first[middle] as usize, middle..width));
+                a + b
             }
-            _ => write(&mut self.pairs, 0),
+            _ => fill(&mut self.pairs, 0, 0..width),
         }
     }
 
@@ -877,47 +940,63 @@ impl<'c, L: Layout> Core<'c, L> {
         (best / THRESHOLD_DIVISOR).min(kth).max(1)
     }
 
-    /// Pass 1 of a recount over a wide vocabulary: (key, count, occurrences) of every pair counted, in parts.
-    /// The positions are sorted by left symbol (a counting sort into one u32 per position: the right symbol
-    /// and the word's count packed, a count that does not fit kept aside), then each left symbol's entries are
-    /// tallied in a dense table by right symbol, which stays in cache (perf: a hash probe per position was
-    /// 1.35 s of the 2.3 s recount of SuperBPE's 25.7 M symbols, 2.6 M distinct pairs; the entries take less
-    /// memory than that hash map did). The left symbols are independent: two halves are tallied on two
-    /// threads.
-    fn tally_by_left(&self, width: usize) -> Vec<Vec<(u64, u64, u32)>> {
-        let layout = &self.layout;
+    /// Pass 1 of a recount over a wide vocabulary, part 1: the pairs sorted by left symbol (see `SortedPairs`),
+    /// the two halves of a large layout on two threads.
+    fn sort_by_left(&self, width: usize) -> SortedPairs {
         let right_bits = usize::BITS - width.saturating_sub(1).leading_zeros();
         let count_bits = u32::BITS.saturating_sub(right_bits);
         // A count at or above `mask` is stored as `mask`, the count itself summed in `big` (none fits when
         // the right symbol takes all 32 bits).
         let mask = ((1u64 << count_bits) - 1) as u32;
-        let mut starts = vec![0u32; width + 1];
-        layout.for_each_pair(|_, left, _| starts[left as usize + 1] += 1);
-        for i in 1..=width {
-            starts[i] += starts[i - 1];
-        }
-        let mut fill = starts[..width].to_vec();
-        let mut entries = vec![0u32; starts[width] as usize];
-        let mut big: FxHashMap<u64, u64> = FxHashMap::default();
-        layout.for_each_pair(|pos, left, right| {
-            let count = layout.count(pos) as u64;
-            let field = if count < mask as u64 { count as u32 } else { mask };
-            let at = &mut fill[left as usize];
-            entries[*at as usize] = ((right as u64) << count_bits) as u32 | field;
-            *at += 1;
-            if field == mask {
-                let total = big.entry(key(left, right)).or_default();
-                *total = total.saturating_add(count);
+        let sort = |from: u32, to: u32| {
+            let layout = &self.layout;
+            let mut starts = vec![0u32; width + 1];
+            layout.for_each_pair_in(from, to, |_, left, _| starts[left as usize + 1] += 1);
+            for i in 1..=width {
+                starts[i] += starts[i - 1];
             }
-        });
-        drop(fill);
+            let mut fill = starts[..width].to_vec();
+            let mut entries = vec![0u32; starts[width] as usize];
+            let mut positions = vec![0u32; starts[width] as usize];
+            let mut big: FxHashMap<u64, u64> = FxHashMap::default();
+            layout.for_each_pair_in(from, to, |pos, left, right| {
+                let count = layout.count(pos) as u64;
+                let field = if count < mask as u64 { count as u32 } else { mask };
+                let at = &mut fill[left as usize];
+                entries[*at as usize] = ((right as u64) << count_bits) as u32 | field;
+                positions[*at as usize] = pos;
+                *at += 1;
+                if field == mask {
+                    let total = big.entry(key(left, right)).or_default();
+                    *total = total.saturating_add(count);
+                }
+            });
+            SortedPart { starts, entries, positions, big }
+        };
+        let n = self.layout.positions() as u32;
+        let parts = match (self.layout.split_point(), self.pool) {
+            (Some(s), Some(pool)) if pool.current_num_threads() > 1 => {
+                let (head, tail) = pool.join(|| sort(0, s), || sort(s, n));
+                vec![head, tail]
+            }
+            _ => vec![sort(0, n)],
+        };
+        SortedPairs { parts, count_bits, mask }
+    }
+
+    /// Pass 1 of a recount over a wide vocabulary, part 2: (key, count) of every pair counted, in blocks of
+    /// `TALLY_BLOCK` (a vector that grew by doubling would touch twice the memory: late in a run there are
+    /// millions of pairs). Each left symbol's entries are tallied in a dense table by right symbol, which stays
+    /// in cache (perf: a hash probe per position was 1.35 s of the 2.3 s recount of SuperBPE's 25.7 M symbols,
+    /// 2.6 M distinct pairs). The left symbols are independent: two halves are tallied on two threads.
+    fn tally_by_left(&self, width: usize, sorted: &SortedPairs) -> Vec<Vec<(u64, u64)>> {
         let tally = |from: usize, to: usize| {
+            // Per right symbol: count and occurrences (u32::MAX: not counted).
             let mut table = vec![(0u64, 0u32); width];
             let mut seen: Vec<u32> = Vec::new();
-            let mut out: Vec<(u64, u64, u32)> = Vec::new();
+            let mut blocks: Vec<Vec<(u64, u64)>> = Vec::new();
             for left in from..to {
-                for &entry in &entries[starts[left] as usize..starts[left + 1] as usize] {
-                    let right = ((entry as u64) >> count_bits) as u32;
+                sorted.for_each_packed(left, |right, count| {
                     let (total, n) = &mut table[right as usize];
                     if *n == 0 {
                         seen.push(right);
@@ -926,36 +1005,40 @@ impl<'c, L: Layout> Core<'c, L> {
                         }
                     }
                     if *n != u32::MAX {
-                        let count = entry & mask;
-                        *total = total.saturating_add(if count == mask { 0 } else { count as u64 });
+                        *total = total.saturating_add(count);
                         *n += 1;
                     }
-                }
+                });
                 for right in seen.drain(..) {
                     let (count, n) = std::mem::take(&mut table[right as usize]);
-                    if n != u32::MAX {
-                        out.push((key(left as u32, right), count, n));
+                    if n == u32::MAX {
+                        continue;
                     }
+                    if blocks.last().is_none_or(|b| b.len() == TALLY_BLOCK) {
+                        blocks.push(Vec::with_capacity(TALLY_BLOCK));
+                    }
+                    blocks.last_mut().expect("a block").push((key(left as u32, right), count));
                 }
             }
-            out
+            blocks
         };
-        let mut parts = match (self.layout.split_point(), self.pool) {
-            (Some(_), Some(pool)) if pool.current_num_threads() > 1 => {
-                let middle = starts.partition_point(|&s| s < starts[width] / 2).min(width);
-                let (head, tail) = pool.join(|| tally(0, middle), || tally(middle, width));
-                vec![head, tail]
+        let mut blocks = match self.pool {
+            Some(pool) if sorted.parts.len() > 1 => {
+                let middle = sorted.middle_left();
+                let (mut head, tail) = pool.join(|| tally(0, middle), || tally(middle, width));
+                head.extend(tail);
+                head
             }
-            _ => vec![tally(0, width)],
+            _ => tally(0, width),
         };
-        if !big.is_empty() {
-            for (k, count, _) in parts.iter_mut().flatten() {
+        for big in sorted.parts.iter().map(|p| &p.big).filter(|big| !big.is_empty()) {
+            for (k, count) in blocks.iter_mut().flatten() {
                 if let Some(&extra) = big.get(k) {
                     *count = count.saturating_add(extra);
                 }
             }
         }
-        parts
+        blocks
     }
 
     /// One occurrence next to a merged pair changes pairs: `gone` (with the old symbol) loses it, `made` (with
