@@ -261,11 +261,9 @@ pub fn map_interruptible<T: Sync, R: Send>(
     use rayon::prelude::*;
     if pool.current_num_threads() > 1 {
         let f = &f;
-        let work = || items.par_iter().map(|item| sharing_stop(stop, || f(item))).collect::<Vec<R>>();
-        if SIGNAL_CHECK.get().is_none() {
-            return Ok(pool.install(work));
-        }
-        return wait_in_scope(pool, stop, work);
+        return run_interruptible(stop, || {
+            pool.install(|| items.par_iter().map(|item| sharing_stop(stop, || f(item))).collect())
+        });
     }
     sharing_stop(stop, || {
         let mut last_check = Instant::now();
@@ -279,50 +277,6 @@ pub fn map_interruptible<T: Sync, R: Send>(
         }
         Ok(out)
     })
-}
-
-/// Runs `work` on one of `pool`'s threads while this one checks for Ctrl-C every `CHECK_EVERY` (as
-/// `run_interruptible`, without starting a thread for the wait: the job is spawned into the pool from a scope
-/// whose body, on this thread, does the waiting).
-fn wait_in_scope<R: Send>(
-    pool: &rayon::ThreadPool,
-    stop: &Arc<AtomicBool>,
-    work: impl FnOnce() -> R + Send,
-) -> Result<R> {
-    /// Marks the job done and wakes the waiting thread when the job ends, even by a panic (which the scope
-    /// then raises on this thread).
-    struct Done<'a>(&'a AtomicBool, std::thread::Thread);
-    impl Drop for Done<'_> {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::Release);
-            self.1.unpark();
-        }
-    }
-    let done = AtomicBool::new(false);
-    let result = std::sync::Mutex::new(None);
-    let mut interrupted = None;
-    pool.in_place_scope(|scope| {
-        let (done, result, waiter) = (&done, &result, std::thread::current());
-        scope.spawn(move |_| {
-            let _done = Done(done, waiter);
-            let value = work();
-            *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
-        });
-        while !done.load(Ordering::Acquire) {
-            std::thread::park_timeout(CHECK_EVERY);
-            if interrupted.is_none()
-                && let Err(e) = signal_check()
-            {
-                stop.store(true, Ordering::Relaxed);
-                interrupted = Some(e);
-            }
-        }
-    });
-    if let Some(e) = interrupted {
-        return Err(e);
-    }
-    let value = result.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(value.expect("the job stored its result before marking itself done"))
 }
 
 /// Runs `work` (which may use a thread pool, its threads running inside `sharing_stop(stop, ..)`) on a thread of
