@@ -142,6 +142,31 @@ def test_train_summary_reports_the_real_bytes_per_token(corpus, tmp_path):
     assert f"{tokens:,} tokens, {len(CORPUS.encode()) / tokens:.2f} bytes per token" in result.text
 
 
+def test_train_summary_measures_the_first_pieces_of_a_large_corpus(tmp_path, monkeypatch):
+    """Bytes per token is measured on the first SUMMARY_CHARS characters (encoding a large corpus again took as
+    long as training on it), and the summary says so; the ids of those pieces are those of that text."""
+    from bytepair.cli import train as train_command
+
+    documents = [f"document {i}: " + CORPUS[i * 7 : i * 7 + 300] for i in range(40)]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), encoding="utf-8")
+    limit = sum(map(len, documents[:10])) + 1  # reached during the eleventh document
+    monkeypatch.setattr(train_command, "SUMMARY_CHARS", limit)
+    result = run("train", path, "--vocab-size", "300", "-o", tmp_path / "t")
+    assert result.code == 0, result.err
+    tok = bytepair.Tokenizer.load(tmp_path / "t" / files.OUR_FILE)
+    measured = documents[:11]
+    tokens = sum(len(tok.encode(d)) for d in measured)
+    size = sum(len(d.encode()) for d in measured)
+    assert f"(on disk); its first {size:,} bytes, 11 documents -> {tokens:,} tokens," in result.text, result.text
+    assert f"{size / tokens:.2f} bytes per token" in result.text
+    # Under the limit, all of it, as before.
+    monkeypatch.setattr(train_command, "SUMMARY_CHARS", 10**9)
+    result = run("train", path, "--vocab-size", "300", "-o", tmp_path / "u")
+    assert result.code == 0, result.err
+    assert "40 documents ->" in result.text and "its first" not in result.text
+
+
 @pytest.mark.parametrize(
     "flags, options",
     [
