@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyModule, PyString};
+use pyo3::types::{PyList, PyModule};
 
+use super::text::{Source, as_strs, chunk_utf8};
 use super::tokenizer::CoreTokenizer;
 use super::{guarded, to_py};
 use crate::error::Error;
@@ -44,18 +45,12 @@ fn collect_when_due(gc: &Bound<'_, PyModule>, (young, middle, _): (i64, i64, i64
     Ok(())
 }
 
-/// The UTF-8 of each Python str, borrowed (no copy: copying was serial work before a parallel batch could
-/// start); `strings` holds a reference to each, so they outlive the slices whatever other threads do.
-pub(super) fn borrow_texts<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
-    strings.iter().map(|s| s.to_str()).collect()
-}
-
 /// Encodes many texts in parallel (order kept) into Python lists of ids; `threads` 0 = every core.
 /// `collect_young`: the caller has paused Python's cycle collector, which was on (see below).
 pub(super) fn encode_pipelined<'py>(
     tok: &CoreTokenizer,
     py: Python<'py>,
-    texts: &[&str],
+    texts: &[Source<'_>],
     policy: &SpecialPolicy,
     threads: usize,
     collect_young: bool,
@@ -72,7 +67,7 @@ pub(super) fn encode_pipelined<'py>(
     // lists' ints do; 512 texts was ~10% faster than 64), several take short ones, at least four each, so
     // that none waits long for the last.
     let chunk = if threads == 1 { 8 * BATCH_CHUNK } else { (texts.len() / (4 * threads)).clamp(1, BATCH_CHUNK) };
-    let chunks: Vec<&[&str]> = texts.chunks(chunk).collect();
+    let chunks: Vec<&[Source<'_>]> = texts.chunks(chunk).collect();
     let claimed = AtomicUsize::new(0);
     // Set when a chunk fails or Ctrl-C is pressed: no chunk is claimed after that, and a claimed chunk is
     // always encoded, so every chunk before the first failing one is encoded and the error reported is the
@@ -90,12 +85,14 @@ pub(super) fn encode_pipelined<'py>(
     };
     let encode_chunk = |k: usize| {
         let result = guarded(|| {
-            crate::progress::sharing_stop(&stop, || tok.inner.encode_concatenated(chunks[k], policy)).map_err(|e| {
+            let utf8 = chunk_utf8(chunks[k]);
+            let texts_here = as_strs(&utf8);
+            crate::progress::sharing_stop(&stop, || tok.inner.encode_concatenated(&texts_here, policy)).map_err(|e| {
                 if e.kind == crate::error::ErrorKind::Interrupted {
                     return e;
                 }
                 // Which text: the first of the chunk that fails alone (a chunk is at most a few hundred).
-                let j = chunks[k].iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);
+                let j = texts_here.iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);
                 naming_text(e, k * chunk + j, texts.len() > 1)
             })
         });

@@ -3,7 +3,7 @@
 //! file per Python class: `word_counts` (WordCounts, and PartialCounts: counts merged across workers),
 //! `tokenizer` (CoreTokenizer), `fasta` (FastaRecords), `training` (train_counts), `cutter`
 //! (DocumentCutter), `cpu` (simd_level); `batch` is `CoreTokenizer.encode_batch`'s pipeline, `numpy_out`
-//! its numpy outputs. Here: what they share.
+//! its numpy outputs, `text` how a Python str is read. Here: what they share.
 
 mod batch;
 mod cpu;
@@ -11,6 +11,7 @@ mod cutter;
 mod fasta;
 mod memory;
 mod numpy_out;
+mod text;
 mod tokenizer;
 mod training;
 mod word_counts;

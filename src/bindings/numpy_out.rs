@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 
 use super::batch::naming_text;
 use super::guarded;
+use super::text::{Source, as_strs, chunk_utf8};
 use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
@@ -27,8 +28,8 @@ type EncodedChunk = (Vec<u32>, Vec<usize>);
 /// Texts from this many bytes on are encoded with the GIL released.
 const DETACH_FROM: usize = 32 * 1024;
 
-/// Texts per chunk of a parallel batch: at least this many bytes of text (and 8 chunks per thread, so that no
-/// thread waits long for the last).
+/// Texts per chunk of a batch: at least this many bytes of text (and, in parallel, 8 chunks per thread, so that
+/// no thread waits long for the last). A chunk's texts are transcoded when it is encoded (`text::Source`).
 const CHUNK_BYTES: usize = 64 * 1024;
 
 /// The ids of `text` as a `uint32` array.
@@ -51,7 +52,7 @@ pub(super) fn encode<'py>(
 pub(super) fn encode_batch<'py>(
     tok: &CoreTokenizer,
     py: Python<'py>,
-    texts: &[&str],
+    texts: &[Source<'_>],
     policy: &SpecialPolicy,
     threads: usize,
 ) -> PyResult<IdsAndOffsets<'py>> {
@@ -62,12 +63,19 @@ pub(super) fn encode_batch<'py>(
     let several = texts.len() > 1;
     let (ids, offsets) = py.detach(|| {
         guarded(|| {
-            let bytes: usize = texts.iter().map(|t| t.len()).sum();
+            let bytes: usize = texts.iter().map(|t| t.size()).sum();
             if threads == 1 || bytes < 2 * CHUNK_BYTES {
-                let (ids, ends) = encode_chunk(tok, texts, 0, policy, several)?;
+                // Chunk by chunk on this thread: a chunk's texts are transcoded (when not ASCII) as it comes.
+                let mut ids = Vec::new();
+                let mut ends = Vec::with_capacity(texts.len());
+                for (first, chunk) in chunks_of(texts, CHUNK_BYTES) {
+                    let (chunk_ids, chunk_ends) = encode_chunk(tok, chunk, first, policy, several)?;
+                    ends.extend(chunk_ends.into_iter().map(|end| end + ids.len()));
+                    ids.extend_from_slice(&chunk_ids);
+                }
                 return Ok((fitted(ids), offsets_of(&[ends])));
             }
-            let chunks = chunks_of(texts, threads);
+            let chunks = chunks_of(texts, (bytes / (8 * threads)).max(CHUNK_BYTES));
             let pool = crate::thread_pool(threads)?;
             let encoded: Vec<Result<EncodedChunk, Error>> = pool.install(|| {
                 use rayon::prelude::*;
@@ -86,27 +94,27 @@ pub(super) fn encode_batch<'py>(
 /// error names the text it is about.
 fn encode_chunk(
     tok: &CoreTokenizer,
-    chunk: &[&str],
+    chunk: &[Source<'_>],
     first: usize,
     policy: &SpecialPolicy,
     several: bool,
 ) -> Result<EncodedChunk, Error> {
-    tok.inner.encode_concatenated(chunk, policy).map_err(|e| {
+    let utf8 = chunk_utf8(chunk);
+    let chunk = as_strs(&utf8);
+    tok.inner.encode_concatenated(&chunk, policy).map_err(|e| {
         // Which text: the first of the chunk that fails alone.
         let j = chunk.iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);
         naming_text(e, first + j, several)
     })
 }
 
-/// Contiguous chunks of `texts` (each with the index of its first text) of at least `CHUNK_BYTES`, about 8 per
-/// thread.
-fn chunks_of<'a, 't>(texts: &'a [&'t str], threads: usize) -> Vec<(usize, &'a [&'t str])> {
-    let bytes: usize = texts.iter().map(|t| t.len()).sum();
-    let target = (bytes / (8 * threads)).max(CHUNK_BYTES);
+/// Contiguous chunks of `texts` (each with the index of its first text) of at least `target` bytes (about; the
+/// last may be shorter).
+fn chunks_of<'a, 't>(texts: &'a [Source<'t>], target: usize) -> Vec<(usize, &'a [Source<'t>])> {
     let mut chunks = Vec::new();
     let (mut start, mut size) = (0, 0);
     for (i, text) in texts.iter().enumerate() {
-        size += text.len();
+        size += text.size();
         if size >= target {
             chunks.push((start, &texts[start..=i]));
             (start, size) = (i + 1, 0);

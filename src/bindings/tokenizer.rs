@@ -5,7 +5,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 
-use super::batch::{self, borrow_texts, naming_text};
+use super::batch::{self, naming_text};
+use super::text::{Source, sources, utf8};
 use super::{guarded, numpy_out};
 use crate::formats::{hf, native, tiktoken};
 use crate::pretokenize::{Pattern, Unmatched};
@@ -42,7 +43,7 @@ impl CoreTokenizer {
     fn encode_batch_ids(
         &self,
         py: Python<'_>,
-        texts: &[&str],
+        texts: &[Source<'_>],
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
         threads: usize,
@@ -55,8 +56,9 @@ impl CoreTokenizer {
                 // whichever error a thread met first: a different message from one run to the next). This
                 // thread checks for Ctrl-C, which stops the pool's threads too.
                 let stop = Default::default();
-                let results =
-                    crate::progress::map_interruptible(&pool, &stop, texts, |t| self.inner.encode(t, &policy))?;
+                let results = crate::progress::map_interruptible(&pool, &stop, texts, |t| {
+                    self.inner.encode(&t.to_utf8(), &policy)
+                })?;
                 let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
@@ -144,12 +146,13 @@ impl CoreTokenizer {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
-        let ids = py.detach(|| guarded(|| self.inner.encode(text, &policy)))?;
+        let text = utf8(text)?;
+        let ids = py.detach(|| guarded(|| self.inner.encode(&text, &policy)))?;
         self.id_list(py, &ids)
     }
     /// Encodes many texts in parallel (order kept); `threads` 0 = every core. `collect_young`: the caller has
@@ -166,7 +169,7 @@ impl CoreTokenizer {
         collect_young: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
-        batch::encode_pipelined(self, py, &borrow_texts(&texts)?, &policy, threads, collect_young)
+        batch::encode_pipelined(self, py, &sources(&texts)?, &policy, threads, collect_young)
     }
 
     /// Ids of `text` as a `uint32` numpy array; `allowed` / `disallowed` None: the default policy (no special
@@ -175,12 +178,12 @@ impl CoreTokenizer {
     fn encode_numpy<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: Option<Vec<bool>>,
         disallowed: Option<Vec<bool>>,
     ) -> PyResult<Bound<'py, numpy::PyArray1<u32>>> {
         let policy = self.policy_or_default(allowed, disallowed)?;
-        numpy_out::encode(self, py, text, &policy)
+        numpy_out::encode(self, py, &utf8(text)?, &policy)
     }
 
     /// Ids of many texts as one flat `uint32` array and `int64` offsets (`len(texts) + 1`), encoded in parallel
@@ -195,7 +198,7 @@ impl CoreTokenizer {
         disallowed: Option<Vec<bool>>,
     ) -> PyResult<numpy_out::IdsAndOffsets<'py>> {
         let policy = self.policy_or_default(allowed, disallowed)?;
-        numpy_out::encode_batch(self, py, &borrow_texts(&texts)?, &policy, threads)
+        numpy_out::encode_batch(self, py, &sources(&texts)?, &policy, threads)
     }
 
     /// Ids of each text as one little-endian buffer of `width`-byte ids (4, or 2 when every id fits), with each
@@ -214,7 +217,7 @@ impl CoreTokenizer {
         if width != 2 && width != 4 {
             return Err(PyValueError::new_err(format!("width must be 2 or 4 (bytes per id), not {width}")));
         }
-        let batches = self.encode_batch_ids(py, &borrow_texts(&texts)?, allowed, disallowed, threads)?;
+        let batches = self.encode_batch_ids(py, &sources(&texts)?, allowed, disallowed, threads)?;
         let lengths: Vec<usize> = batches.iter().map(Vec::len).collect();
         let total: usize = lengths.iter().sum();
         if width == 2
@@ -246,13 +249,14 @@ impl CoreTokenizer {
     fn encode_with_offsets(
         &self,
         py: Python<'_>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         allowed: Vec<bool>,
         disallowed: Vec<bool>,
         chars: bool,
     ) -> PyResult<Vec<(u32, usize, usize)>> {
         let policy = self.policy(allowed, disallowed)?;
-        let (ids, spans) = py.detach(|| guarded(|| self.inner.encode_with_offsets(text, &policy, chars)))?;
+        let text = utf8(text)?;
+        let (ids, spans) = py.detach(|| guarded(|| self.inner.encode_with_offsets(&text, &policy, chars)))?;
         Ok(ids.into_iter().zip(spans).map(|(id, (start, end))| (id, start, end)).collect())
     }
 
@@ -274,14 +278,22 @@ impl CoreTokenizer {
     }
 
     /// (start, end) byte offsets of the pieces the pre-tokenizer cuts `text` into.
-    fn piece_spans(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(usize, usize)>> {
-        py.detach(|| guarded(|| self.inner.piece_spans(text)))
+    fn piece_spans(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Vec<(usize, usize)>> {
+        let text = utf8(text)?;
+        py.detach(|| guarded(|| self.inner.piece_spans(&text)))
     }
 
     /// Number of tokens of a text.
-    fn count(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, disallowed: Vec<bool>) -> PyResult<usize> {
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        allowed: Vec<bool>,
+        disallowed: Vec<bool>,
+    ) -> PyResult<usize> {
         let policy = self.policy(allowed, disallowed)?;
-        py.detach(|| guarded(|| self.inner.count(text, &policy)))
+        let text = utf8(text)?;
+        py.detach(|| guarded(|| self.inner.count(&text, &policy)))
     }
 
     /// A tokenizer from a tiktoken rank file; `specials` are (text, id); `unmatched` for a regex pattern.

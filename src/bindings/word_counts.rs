@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 
 use super::fasta::sequence_options;
 use super::{check_signals, guarded, lock, lock_attached, to_py};
@@ -74,12 +74,14 @@ impl WordCounts {
     }
 
     /// Counts the words of each text.
-    fn add_texts(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+    fn add_texts(&self, py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> PyResult<()> {
+        let texts = super::text::sources(&texts)?;
         py.detach(|| {
             guarded(|| {
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let texts = super::text::chunk_utf8(&texts);
+                let texts = super::text::as_strs(&texts);
                 counter.add_texts(&texts)?;
                 progress.bytes(counter.bytes_seen)?;
                 Ok(())

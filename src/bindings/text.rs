@@ -1,0 +1,105 @@
+//! A Python `str` as the UTF-8 the core reads, without the copy CPython keeps.
+//!
+//! PyO3's `&str` arguments come from `PyUnicode_AsUTF8AndSize`, which for a str that is not pure ASCII makes
+//! a UTF-8 copy and stores it in the str object for as long as the str lives. Encoding a list of non-ASCII
+//! documents therefore left every document's UTF-8 beside it: 74 MB of such documents held 280 MB more after
+//! `encode_batch_to_numpy` (the copies, and the heap the encoder's temporaries left fragmented), where ASCII
+//! documents, whose bytes are their UTF-8, held none of it. Here an ASCII str is borrowed as it is, and any
+//! other is transcoded from its own storage (Latin-1, UCS-2 or UCS-4) into a `String` this call owns and
+//! frees.
+//!
+//! The transcoders are `crate::utf8`'s.
+
+use std::borrow::Cow;
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use pyo3::types::string::PyStringData;
+
+use crate::utf8::{from_latin1, from_ucs2, from_ucs4};
+
+/// The UTF-8 of `s`: borrowed when it is ASCII, else transcoded (see the module notes).
+pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    // SAFETY: `s` is a str, whose canonical data never change and live as long as it does; `s` is borrowed
+    // for as long as the returned data are.
+    let data = unsafe { s.data() }?;
+    let transcoded = match data {
+        PyStringData::Ucs1(bytes) if bytes.is_ascii() => return s.to_str().map(Cow::Borrowed), // its own bytes
+        PyStringData::Ucs1(latin1) => Some(from_latin1(latin1)),
+        PyStringData::Ucs2(units) => from_ucs2(units),
+        PyStringData::Ucs4(chars) => from_ucs4(chars),
+    };
+    match transcoded {
+        Some(text) => Ok(Cow::Owned(text)),
+        None => s.to_str().map(Cow::Borrowed), // a lone surrogate: CPython's UnicodeEncodeError
+    }
+}
+
+/// A str of a batch, read where it is stored: its bytes when it is ASCII, else its Latin-1, UCS-2 or UCS-4 units,
+/// transcoded by the thread that encodes it (`to_utf8`), a chunk at a time — not all of a batch at once before
+/// it starts, on the thread that holds the GIL.
+#[derive(Clone, Copy)]
+pub(super) enum Source<'a> {
+    Ascii(&'a str),
+    Latin1(&'a [u8]),
+    Ucs2(&'a [u16]),
+    Ucs4(&'a [u32]),
+}
+
+impl<'a> Source<'a> {
+    /// The text as UTF-8 (transcoded unless it is ASCII).
+    pub(super) fn to_utf8(self) -> Cow<'a, str> {
+        let transcoded = match self {
+            Source::Ascii(text) => return Cow::Borrowed(text),
+            Source::Latin1(latin1) => Some(from_latin1(latin1)),
+            Source::Ucs2(units) => from_ucs2(units),
+            Source::Ucs4(chars) => from_ucs4(chars),
+        };
+        // `sources` let no surrogate through.
+        Cow::Owned(transcoded.unwrap_or_default())
+    }
+
+    /// Its length in characters, which is about its length in bytes for ordinary text (for sizing chunks).
+    pub(super) fn size(self) -> usize {
+        match self {
+            Source::Ascii(text) => text.len(),
+            Source::Latin1(units) => units.len(),
+            Source::Ucs2(units) => units.len(),
+            Source::Ucs4(units) => units.len(),
+        }
+    }
+}
+
+/// Each str of `strings` as a `Source`; a str holding a lone surrogate (which has no UTF-8) raises CPython's
+/// `UnicodeEncodeError` here, before any text is encoded, as reading them all as UTF-8 first did.
+pub(super) fn sources<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Source<'a>>> {
+    strings
+        .iter()
+        .map(|s| {
+            // SAFETY: as in `utf8`; the sources borrow `strings`, which hold a reference to each str.
+            let source = match unsafe { s.data() }? {
+                PyStringData::Ucs1(bytes) if bytes.is_ascii() => Source::Ascii(s.to_str()?),
+                PyStringData::Ucs1(latin1) => Source::Latin1(latin1),
+                PyStringData::Ucs2(units) if !units.iter().any(|&u| is_surrogate(u as u32)) => Source::Ucs2(units),
+                PyStringData::Ucs4(chars) if !chars.iter().any(|&c| is_surrogate(c)) => Source::Ucs4(chars),
+                _ => Source::Ascii(s.to_str()?), // a surrogate: CPython raises
+            };
+            Ok(source)
+        })
+        .collect()
+}
+
+/// Whether a code unit is a UTF-16 surrogate (no character of its own).
+fn is_surrogate(unit: u32) -> bool {
+    (0xD800..=0xDFFF).contains(&unit)
+}
+
+/// The UTF-8 of a chunk of sources, and the texts as `&str`s borrowed from it, for the core.
+pub(super) fn chunk_utf8<'a>(chunk: &[Source<'a>]) -> Vec<Cow<'a, str>> {
+    chunk.iter().map(|source| source.to_utf8()).collect()
+}
+
+/// The texts as `&str`s (the core does not care whether a text was borrowed or transcoded).
+pub(super) fn as_strs<'a>(texts: &'a [Cow<'_, str>]) -> Vec<&'a str> {
+    texts.iter().map(|text| text.as_ref()).collect()
+}

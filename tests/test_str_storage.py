@@ -1,0 +1,91 @@
+"""A Python str reaches the core as UTF-8 whatever CPython stores it as (ASCII, Latin-1, UCS-2, UCS-4), through
+every entry point that takes text, and encoding leaves no UTF-8 copy attached to the str (CPython keeps one in a
+non-ASCII str once `PyUnicode_AsUTF8` is asked for it: 13 MB on 24 MB of documents, for their lifetime)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+
+# One text per storage CPython picks by the widest character: ASCII, Latin-1 (é), UCS-2 (“, 東), UCS-4 (🙂, 𝔘).
+STORAGES = {
+    "ascii": "the cat sat on the mat, 12345 times.",
+    "latin-1": "café, naïve, ÿ and ¿qué? " * 3,
+    "ucs-2": "“quoted” text — 東京 and Ω " * 3,
+    "ucs-4": "emoji 🙂🙂 and 𝔘𝔫𝔦 with é “q” " * 3,
+}
+
+
+@pytest.fixture(scope="module")
+def tok() -> bytepair.Tokenizer:
+    corpus = [text * 20 for text in STORAGES.values()]
+    return bytepair.train(corpus, 330)
+
+
+def test_every_storage_encodes_as_its_utf8(tok):
+    texts = list(STORAGES.values())
+    expected = [tok.encode_bytes(text.encode()) for text in texts]
+    assert [tok.encode(t) for t in texts] == expected
+    assert [tok.encode_ordinary(t) for t in texts] == expected
+    assert [tok.encode_to_numpy(t).tolist() for t in texts] == expected
+    assert [tok.count(t) for t in texts] == [len(ids) for ids in expected]
+    for threads in (1, 2):
+        assert tok.encode_batch(texts, threads=threads) == expected
+        ids, offsets = tok.encode_batch_to_numpy(texts, threads=threads)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected
+    packed, lengths = tok.encode_batch_packed(texts, threads=2)
+    flat = [int.from_bytes(packed[k : k + 4], "little") for k in range(0, len(packed), 4)]
+    assert lengths == [len(ids) for ids in expected] and flat == [i for ids in expected for i in ids]
+    for text, ids in zip(texts, expected):
+        assert [i for i, _, _ in tok.encode_with_offsets(text)] == ids
+        spans = tok.encode_with_offsets(text, unit="byte")
+        assert b"".join(text.encode()[start:end] for _, start, end in spans) == text.encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",))), max_size=8))
+def test_any_text_in_a_batch_is_its_utf8(tok, texts):
+    expected = [tok.encode_bytes(text.encode()) for text in texts]
+    assert tok.encode_batch(texts, threads=2) == expected
+    ids, offsets = tok.encode_batch_to_numpy(texts, threads=1)
+    assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected
+
+
+def test_encoding_leaves_no_utf8_copy_in_the_str(tok):
+    # Long enough to be encoded with the GIL released, and short ones; none of them ASCII.
+    texts = [text * 2000 for text in list(STORAGES.values())[1:]] + list(STORAGES.values())[1:]
+    sizes = [sys.getsizeof(t) for t in texts]
+    for t in texts:
+        tok.encode(t)
+        tok.encode_to_numpy(t)
+        tok.count(t)
+        tok.encode_with_offsets(t)
+    tok.encode_batch(texts, threads=2)
+    tok.encode_batch_to_numpy(texts, threads=1)
+    tok.encode_batch_to_numpy(texts, threads=2)
+    bytepair.train(texts, 300)
+    assert [sys.getsizeof(t) for t in texts] == sizes
+    # (What the check measures: asking CPython for the UTF-8 stores a copy in the str.)
+    import ctypes
+
+    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8
+    as_utf8.argtypes, as_utf8.restype = [ctypes.py_object], ctypes.c_char_p
+    as_utf8(texts[0])
+    assert sys.getsizeof(texts[0]) > sizes[0]
+
+
+@pytest.mark.parametrize("call", ["encode", "encode_to_numpy", "encode_batch", "encode_batch_to_numpy", "count"])
+def test_a_lone_surrogate_is_a_clear_error_everywhere(tok, call):
+    texts = ["fine", "a\ud800b", "fine 🙂 \U0001d518"]
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        if call in ("encode_batch", "encode_batch_to_numpy"):
+            getattr(tok, call)(texts)
+        else:
+            getattr(tok, call)(texts[1])
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        tok.encode_batch(["🙂 \udfff"], threads=2)
