@@ -66,7 +66,9 @@ pub(super) fn encode_batch<'py>(
             let bytes: usize = texts.iter().map(|t| t.size()).sum();
             if threads == 1 || bytes < 2 * CHUNK_BYTES {
                 // Chunk by chunk on this thread: a chunk's texts are transcoded (when not ASCII) as it comes.
+                // Room for the whole batch at once (as one chunk had it), so that appending chunks copies each once.
                 let mut ids = Vec::new();
+                crate::error::try_reserve(&mut ids, bytes / 3 + 1, "the token ids")?;
                 let mut ends = Vec::with_capacity(texts.len());
                 for (first, chunk) in chunks_of(texts, CHUNK_BYTES) {
                     let (chunk_ids, chunk_ends) = encode_chunk(tok, chunk, first, policy, several)?;
