@@ -7,6 +7,8 @@ import ast
 import importlib
 import pickle
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import bytepair
@@ -61,12 +63,36 @@ def test_the_package_init_only_re_exports():
     source = (PACKAGE / "__init__.py").read_text(encoding="utf-8")
     assert len(source.splitlines()) <= 150
     tree = ast.parse(source)
-    allowed = (ast.Import, ast.ImportFrom, ast.Expr, ast.Assign, ast.Try)  # docstring, __all__, __version__
-    assert all(isinstance(node, allowed) for node in tree.body)
+    allowed = (ast.Import, ast.ImportFrom, ast.Expr, ast.Assign, ast.Try)  # docstring, __all__, lazy_exports
+    typed: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports only: what type checkers see
+            assert isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING" and not node.orelse
+            assert all(isinstance(inner, (ast.ImportFrom, ast.AnnAssign)) for inner in node.body)
+            typed |= {
+                alias.asname or alias.name
+                for inner in node.body
+                if isinstance(inner, ast.ImportFrom)
+                for alias in inner.names
+            }
+        else:
+            assert isinstance(node, allowed), ast.dump(node)[:80]
     assert not any(isinstance(node, (ast.FunctionDef, ast.ClassDef)) for node in ast.walk(tree))
     assert sorted(bytepair.__all__) == sorted(set(bytepair.__all__))
+    assert typed == set(bytepair.__all__) - {"__version__"}  # type checkers see every re-export
     for name in bytepair.__all__:
         assert hasattr(bytepair, name), name
+
+
+def test_importing_the_package_imports_none_of_its_modules():
+    """Each re-export is imported on first use: a process that only encodes never loads the trainer or the
+    pipeline, and `import bytepair` stays cheap for the command line and the engines' workers."""
+    code = (
+        "import sys, bytepair; print(sorted(m for m in sys.modules if m.startswith('bytepair.')));"
+        "bytepair.get_encoding; print('bytepair.training' in sys.modules, 'bytepair.pipeline' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split("\n")[:2] == ["['bytepair._lazy']", "False False"]
 
 
 def test_every_module_imports_and_has_a_docstring():

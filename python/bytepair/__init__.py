@@ -24,10 +24,11 @@ Where things are (each module's docstring says more):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is imported on first use (below)
+from ._lazy import lazy_exports
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time a name is imported on first use (`_lazy`)
     from ._checks import NAMED_PATTERNS
     from ._tokenizer import Tokenizer
     from .corpus import Corpus, PathLike
@@ -48,76 +49,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is i
     )
 
     __version__: str
-
-# Each public name, and the module it lives in. `import bytepair` imports none of them: a process that only
-# encodes never loads the pipeline, the readers or the trainer (import 0.17 -> 0.0x s, 33 -> 1x MB; a local
-# engine's workers and every CLI command start that much sooner).
-_HOMES: dict[str, str] = {
-    "NAMED_PATTERNS": "._checks",
-    "Tokenizer": "._tokenizer",
-    "Corpus": ".corpus",
-    "PathLike": ".corpus",
-    "DnaStats": ".dna",
-    "FastaRecord": ".dna",
-    "dna_stats": ".dna",
-    "iter_fasta": ".dna",
-    "read_fasta": ".dna",
-    "reverse_complement": ".dna",
-    "train_dna": ".dna",
-    "ENCODINGS": ".encodings",
-    "get_encoding": ".encodings",
-    "load_tokenizer": ".formats",
-    "CountedWords": ".formats.counts",
-    "EncodeResult": ".pipeline",
-    "count_corpus": ".pipeline",
-    "encode_corpus": ".pipeline",
-    "train_corpus": ".pipeline",
-    "FORBID_ACROSS_CLASSES": ".training",
-    "MODES": ".training",
-    "SUPERWORDS_PATTERN": ".training",
-    "TIE_BREAKS": ".training",
-    "TrainSettings": ".training",
-    "Veto": ".training",
-    "train": ".training",
-    "train_from_counts": ".training",
-}
-
-# The package's modules, reachable as attributes after `import bytepair` alone (`bytepair.corpus.documents`).
-_SUBMODULES = frozenset(
-    {
-        "arrow", "cli", "compare", "compat", "corpus", "demo", "describe", "dna", "encodings", "explain", "files",
-        "formats", "pipeline", "progress", "reference", "streams", "training", "viewer", "viz", "writing",
-    }
-)  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    """Imports a public name (or a submodule, or `__version__`) on first use and keeps it in the package.
-
-    >>> import bytepair
-    >>> bytepair.Tokenizer.__name__
-    'Tokenizer'
-    """
-    if name in _HOMES:
-        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    elif name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version  # 50 ms: only when asked
-
-        try:
-            value = version("bytepair")
-        except PackageNotFoundError:  # pragma: no cover (run from a source tree that was never installed)
-            value = "0+unknown"
-    else:
-        raise AttributeError(f"module 'bytepair' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_SUBMODULES})
-
 
 __all__ = [
     "ENCODINGS",
@@ -149,3 +80,22 @@ __all__ = [
     "train_dna",
     "train_from_counts",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "._checks": "NAMED_PATTERNS",
+        "._tokenizer": "Tokenizer",
+        ".corpus": "Corpus PathLike",
+        ".dna": "DnaStats FastaRecord dna_stats iter_fasta read_fasta reverse_complement train_dna",
+        ".encodings": "ENCODINGS get_encoding",
+        ".formats": "load_tokenizer",
+        ".formats.counts": "CountedWords",
+        ".pipeline": "EncodeResult count_corpus encode_corpus train_corpus",
+        ".training": "FORBID_ACROSS_CLASSES MODES SUPERWORDS_PATTERN TIE_BREAKS TrainSettings Veto train "
+        "train_from_counts",
+    },
+    "arrow cli compare compat corpus demo describe dna encodings explain files formats pipeline progress reference "
+    "streams training viewer viz writing",
+    __all__,
+)
