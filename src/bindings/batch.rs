@@ -85,7 +85,7 @@ pub(super) fn encode_pipelined<'py>(
     };
     let encode_chunk = |k: usize| {
         let result = guarded(|| {
-            let utf8 = chunk_utf8(chunks[k]);
+            let utf8 = chunk_utf8(chunks[k])?;
             let texts_here = as_strs(&utf8);
             crate::progress::sharing_stop(&stop, || tok.inner.encode_concatenated(&texts_here, policy)).map_err(|e| {
                 if e.kind == crate::error::ErrorKind::Interrupted {

@@ -101,7 +101,7 @@ fn encode_chunk(
     policy: &SpecialPolicy,
     several: bool,
 ) -> Result<EncodedChunk, Error> {
-    let utf8 = chunk_utf8(chunk);
+    let utf8 = chunk_utf8(chunk)?;
     let chunk = as_strs(&utf8);
     tok.inner.encode_concatenated(&chunk, policy).map_err(|e| {
         // Which text: the first of the chunk that fails alone.

@@ -16,7 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 use pyo3::types::string::PyStringData;
 
-use crate::utf8::{from_latin1, from_ucs2, from_ucs4};
+use super::to_py;
+use crate::error::Error;
+use crate::utf8::{NoUtf8, from_latin1, from_ucs2, from_ucs4};
 
 /// The UTF-8 of `s`: borrowed when it is ASCII, else transcoded (see the module notes).
 pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
@@ -25,13 +27,14 @@ pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     let data = unsafe { s.data() }?;
     let transcoded = match data {
         PyStringData::Ucs1(bytes) if bytes.is_ascii() => return s.to_str().map(Cow::Borrowed), // its own bytes
-        PyStringData::Ucs1(latin1) => Some(from_latin1(latin1)),
+        PyStringData::Ucs1(latin1) => from_latin1(latin1),
         PyStringData::Ucs2(units) => from_ucs2(units),
         PyStringData::Ucs4(chars) => from_ucs4(chars),
     };
     match transcoded {
-        Some(text) => Ok(Cow::Owned(text)),
-        None => s.to_str().map(Cow::Borrowed), // a lone surrogate: CPython's UnicodeEncodeError
+        Ok(text) => Ok(Cow::Owned(text)),
+        Err(NoUtf8::NotACharacter) => s.to_str().map(Cow::Borrowed), // a lone surrogate: CPython's UnicodeEncodeError
+        Err(no) => Err(to_py(no.into_error())),
     }
 }
 
@@ -47,16 +50,15 @@ pub(super) enum Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    /// The text as UTF-8 (transcoded unless it is ASCII).
-    pub(super) fn to_utf8(self) -> Cow<'a, str> {
+    /// The text as UTF-8 (transcoded unless it is ASCII); a MemoryError when its room could not be had.
+    pub(super) fn to_utf8(self) -> Result<Cow<'a, str>, Error> {
         let transcoded = match self {
-            Source::Ascii(text) => return Cow::Borrowed(text),
-            Source::Latin1(latin1) => Some(from_latin1(latin1)),
+            Source::Ascii(text) => return Ok(Cow::Borrowed(text)),
+            Source::Latin1(latin1) => from_latin1(latin1),
             Source::Ucs2(units) => from_ucs2(units),
             Source::Ucs4(chars) => from_ucs4(chars),
         };
-        // `sources` let no surrogate through.
-        Cow::Owned(transcoded.unwrap_or_default())
+        transcoded.map(Cow::Owned).map_err(NoUtf8::into_error) // (`sources` let no surrogate through)
     }
 
     /// Its length in characters, which is about its length in bytes for ordinary text (for sizing chunks).
@@ -94,8 +96,8 @@ fn is_surrogate(unit: u32) -> bool {
     (0xD800..=0xDFFF).contains(&unit)
 }
 
-/// The UTF-8 of a chunk of sources, and the texts as `&str`s borrowed from it, for the core.
-pub(super) fn chunk_utf8<'a>(chunk: &[Source<'a>]) -> Vec<Cow<'a, str>> {
+/// The UTF-8 of a chunk of sources.
+pub(super) fn chunk_utf8<'a>(chunk: &[Source<'a>]) -> Result<Vec<Cow<'a, str>>, Error> {
     chunk.iter().map(|source| source.to_utf8()).collect()
 }
 

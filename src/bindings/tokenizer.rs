@@ -57,7 +57,7 @@ impl CoreTokenizer {
                 // thread checks for Ctrl-C, which stops the pool's threads too.
                 let stop = Default::default();
                 let results = crate::progress::map_interruptible(&pool, &stop, texts, |t| {
-                    self.inner.encode(&t.to_utf8(), &policy)
+                    self.inner.encode(&t.to_utf8()?, &policy)
                 })?;
                 let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()

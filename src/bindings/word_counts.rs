@@ -80,7 +80,7 @@ impl WordCounts {
             guarded(|| {
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                let texts = super::text::chunk_utf8(&texts);
+                let texts = super::text::chunk_utf8(&texts)?;
                 let texts = super::text::as_strs(&texts);
                 counter.add_texts(&texts)?;
                 progress.bytes(counter.bytes_seen)?;
