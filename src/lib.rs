@@ -2,7 +2,8 @@
 //!
 //! One module per stage: `pretokenize` (special tokens, pattern split), `train` (word counts → merges),
 //! `encode` (merges applied to pieces), `vocab` (tokens and ids), `formats` (files, one module per format),
-//! `tokenizer` (the pipeline), `utf8` (Python's str storage as UTF-8). `bindings` holds the PyO3 bindings only, one file per Python class.
+//! `tokenizer` (the pipeline), `utf8` (Python's str storage as UTF-8). `bindings` holds the PyO3 bindings only,
+//! one file per Python class.
 
 pub mod cpu;
 pub mod cutting;

@@ -20,8 +20,8 @@ def lazy_exports(
     package: str, homes: Mapping[str, str], submodules: str, public: Iterable[str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for `package`: `homes` maps each relative module (".training") to the
-    space-separated names it exports; `submodules` (space-separated) are reachable as attributes; `__version__` comes from the
-    installed package's metadata. A name is imported on its first use and kept in the package.
+    space-separated names it exports; `submodules` (space-separated) are reachable as attributes; `__version__`
+    comes from the installed package's metadata. A name is imported on its first use and kept in the package.
 
     >>> import bytepair
     >>> getattr_, dir_ = lazy_exports("bytepair", {"._checks": "NAMED_PATTERNS"}, "corpus", ["NAMED_PATTERNS"])

@@ -22,25 +22,16 @@ use crate::utf8::{NoUtf8, from_latin1, from_ucs2, from_ucs4};
 
 /// The UTF-8 of `s`: borrowed when it is ASCII, else transcoded (see the module notes).
 pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
-    // SAFETY: `s` is a str, whose canonical data never change and live as long as it does; `s` is borrowed
-    // for as long as the returned data are.
-    let data = unsafe { s.data() }?;
-    let transcoded = match data {
-        PyStringData::Ucs1(bytes) if bytes.is_ascii() => return s.to_str().map(Cow::Borrowed), // its own bytes
-        PyStringData::Ucs1(latin1) => from_latin1(latin1),
-        PyStringData::Ucs2(units) => from_ucs2(units),
-        PyStringData::Ucs4(chars) => from_ucs4(chars),
-    };
-    match transcoded {
-        Ok(text) => Ok(Cow::Owned(text)),
+    match stored(s)?.to_utf8() {
+        Ok(text) => Ok(text),
         Err(NoUtf8::NotACharacter) => s.to_str().map(Cow::Borrowed), // a lone surrogate: CPython's UnicodeEncodeError
         Err(no) => Err(to_py(no.into_error())),
     }
 }
 
-/// A str of a batch, read where it is stored: its bytes when it is ASCII, else its Latin-1, UCS-2 or UCS-4 units,
-/// transcoded by the thread that encodes it (`to_utf8`), a chunk at a time — not all of a batch at once before
-/// it starts, on the thread that holds the GIL.
+/// A str read where it is stored: its bytes when it is ASCII, else its Latin-1, UCS-2 or UCS-4 units. In a batch
+/// each is transcoded by the thread that encodes it (`to_utf8`), a chunk at a time — not all of a batch at once
+/// before it starts, on the thread that holds the GIL.
 #[derive(Clone, Copy)]
 pub(super) enum Source<'a> {
     Ascii(&'a str),
@@ -50,15 +41,14 @@ pub(super) enum Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    /// The text as UTF-8 (transcoded unless it is ASCII); a MemoryError when its room could not be had.
-    pub(super) fn to_utf8(self) -> Result<Cow<'a, str>, Error> {
-        let transcoded = match self {
-            Source::Ascii(text) => return Ok(Cow::Borrowed(text)),
-            Source::Latin1(latin1) => from_latin1(latin1),
-            Source::Ucs2(units) => from_ucs2(units),
-            Source::Ucs4(chars) => from_ucs4(chars),
-        };
-        transcoded.map(Cow::Owned).map_err(NoUtf8::into_error) // (`sources` let no surrogate through)
+    /// The text as UTF-8 (transcoded unless it is ASCII).
+    pub(super) fn to_utf8(self) -> Result<Cow<'a, str>, NoUtf8> {
+        match self {
+            Source::Ascii(text) => Ok(Cow::Borrowed(text)),
+            Source::Latin1(latin1) => from_latin1(latin1).map(Cow::Owned),
+            Source::Ucs2(units) => from_ucs2(units).map(Cow::Owned),
+            Source::Ucs4(chars) => from_ucs4(chars).map(Cow::Owned),
+        }
     }
 
     /// Its length in characters, which is about its length in bytes for ordinary text (for sizing chunks).
@@ -70,35 +60,49 @@ impl<'a> Source<'a> {
             Source::Ucs4(units) => units.len(),
         }
     }
+
+    /// Whether it holds a lone surrogate (which has no UTF-8).
+    fn has_surrogate(self) -> bool {
+        let surrogate = |unit: u32| (0xD800..=0xDFFF).contains(&unit);
+        match self {
+            Source::Ascii(_) | Source::Latin1(_) => false,
+            Source::Ucs2(units) => units.iter().any(|&u| surrogate(u.into())),
+            Source::Ucs4(units) => units.iter().any(|&u| surrogate(u)),
+        }
+    }
 }
 
-/// Each str of `strings` as a `Source`; a str holding a lone surrogate (which has no UTF-8) raises CPython's
-/// `UnicodeEncodeError` here, before any text is encoded, as reading them all as UTF-8 first did.
+/// How `s` is stored.
+fn stored<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
+    // SAFETY: `s` is a str, whose canonical data never change and live as long as it does; `s` is borrowed
+    // for as long as the returned data are.
+    Ok(match unsafe { s.data() }? {
+        PyStringData::Ucs1(bytes) if bytes.is_ascii() => Source::Ascii(s.to_str()?), // its own bytes
+        PyStringData::Ucs1(latin1) => Source::Latin1(latin1),
+        PyStringData::Ucs2(units) => Source::Ucs2(units),
+        PyStringData::Ucs4(chars) => Source::Ucs4(chars),
+    })
+}
+
+/// Each str of `strings` as a `Source`; a str holding a lone surrogate raises CPython's `UnicodeEncodeError`
+/// here, before any text is encoded, as reading them all as UTF-8 first did.
 pub(super) fn sources<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Source<'a>>> {
     strings
         .iter()
         .map(|s| {
-            // SAFETY: as in `utf8`; the sources borrow `strings`, which hold a reference to each str.
-            let source = match unsafe { s.data() }? {
-                PyStringData::Ucs1(bytes) if bytes.is_ascii() => Source::Ascii(s.to_str()?),
-                PyStringData::Ucs1(latin1) => Source::Latin1(latin1),
-                PyStringData::Ucs2(units) if !units.iter().any(|&u| is_surrogate(u as u32)) => Source::Ucs2(units),
-                PyStringData::Ucs4(chars) if !chars.iter().any(|&c| is_surrogate(c)) => Source::Ucs4(chars),
-                _ => Source::Ascii(s.to_str()?), // a surrogate: CPython raises
-            };
+            let source = stored(s)?;
+            if source.has_surrogate() {
+                s.to_str()?; // CPython raises
+            }
             Ok(source)
         })
         .collect()
 }
 
-/// Whether a code unit is a UTF-16 surrogate (no character of its own).
-fn is_surrogate(unit: u32) -> bool {
-    (0xD800..=0xDFFF).contains(&unit)
-}
-
-/// The UTF-8 of a chunk of sources.
+/// The UTF-8 of a chunk of sources (`sources` let no surrogate through; room that cannot be had is a
+/// MemoryError).
 pub(super) fn chunk_utf8<'a>(chunk: &[Source<'a>]) -> Result<Vec<Cow<'a, str>>, Error> {
-    chunk.iter().map(|source| source.to_utf8()).collect()
+    chunk.iter().map(|source| source.to_utf8().map_err(NoUtf8::into_error)).collect()
 }
 
 /// The texts as `&str`s (the core does not care whether a text was borrowed or transcoded).

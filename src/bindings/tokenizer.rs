@@ -11,6 +11,7 @@ use super::{guarded, numpy_out};
 use crate::formats::{hf, native, tiktoken};
 use crate::pretokenize::{Pattern, Unmatched};
 use crate::tokenizer::{SpecialPolicy, Tokenizer};
+use crate::utf8::NoUtf8;
 
 /// (mode, pattern name, custom regex, lowercase, prefix, suffix, unk_token, tie_break)
 type Settings =
@@ -57,7 +58,7 @@ impl CoreTokenizer {
                 // thread checks for Ctrl-C, which stops the pool's threads too.
                 let stop = Default::default();
                 let results = crate::progress::map_interruptible(&pool, &stop, texts, |t| {
-                    self.inner.encode(&t.to_utf8()?, &policy)
+                    self.inner.encode(&t.to_utf8().map_err(NoUtf8::into_error)?, &policy)
                 })?;
                 let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
