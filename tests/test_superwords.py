@@ -137,3 +137,51 @@ def test_several_sizes_around_the_transition():
 def test_bad_transitions_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         bytepair.train(["the cat"], 300, **kwargs)
+
+
+def stretch_counts(corpus: list[str], keep: bool, path=None):
+    """The second stage's words of `corpus` (a list of texts, or the file at `path`): kept or counted."""
+    from bytepair.training import new_counts
+
+    counts = new_counts(TrainSettings(vocab_size=300, pattern=SUPERWORDS_PATTERN), keep_every_piece=keep)
+    if path is None:
+        counts.add_texts(corpus)
+    else:
+        counts.add_file(str(path), "strict")
+    return counts
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus=texts, repeat=st.integers(1, 4), tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]))
+def test_kept_stretches_extend_as_counted_ones_do(corpus, repeat, tie_break):
+    # Training keeps the second stage's stretches as they come (each once, in corpus order) instead of counting
+    # them: the merges must be those of the counted stretches (equal counts, pairs first seen in the same order).
+    from bytepair.training import extend_counts
+
+    corpus = corpus * repeat + corpus[:1]
+    assume(reference.word_frequencies(corpus, "gpt2"))
+    stage1 = bytepair.train(corpus, 262, tie_break=tie_break, initial_alphabet="corpus")
+    second = TrainSettings(vocab_size=stage1.vocab_size + 30, pattern=SUPERWORDS_PATTERN, tie_break=tie_break)
+    kept, counted = stretch_counts(corpus, True), stretch_counts(corpus, False)
+    assert not kept.is_empty() and kept.bytes_seen == counted.bytes_seen
+    a = extend_counts(stage1, kept, second, stacklevel=2)
+    b = extend_counts(stage1, counted, second, stacklevel=2)
+    assert a.merges == b.merges and a.trace == b.trace
+
+
+def test_kept_pieces_count_like_counted_ones_when_asked(tmp_path):
+    lines = LINES * 3 + ["By the way.\n", "x"]
+    (tmp_path / "c.txt").write_text("".join(lines), encoding="utf-8", newline="")
+    for path in (None, tmp_path / "c.txt"):
+        kept, counted = stretch_counts(lines, True, path), stretch_counts(lines, False, path)
+        assert kept.items() == counted.items() and len(kept) == len(counted)
+        assert kept.word_bytes() == counted.word_bytes()
+    # Words added as counts after kept pieces come after them, as they would after counted ones.
+    kept, counted = stretch_counts(LINES, True), stretch_counts(LINES, False)
+    for counts in (kept, counted):
+        counts.add_counted([("zz", 2), ("By", 1)])
+    assert kept.items() == counted.items()
+    empty = stretch_counts([""], True)
+    assert empty.is_empty() and len(empty) == 0
+    with pytest.raises(ValueError, match="the corpus is empty"):
+        bytepair.train(["", ""], 300, superwords_after=280)

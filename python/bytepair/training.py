@@ -39,6 +39,7 @@ __all__ = [
     "Veto",
     "count_words",
     "extend",
+    "extend_counts",
     "new_counts",
     "train",
     "train_counts",
@@ -307,10 +308,12 @@ def _alphabet(initial_alphabet: object) -> Literal["all", "corpus"] | tuple[str,
     return tuple(extra)
 
 
-def new_counts(settings: TrainSettings) -> _core.WordCounts:
+def new_counts(settings: TrainSettings, keep_every_piece: bool = False) -> _core.WordCounts:
     """An empty word counter with the settings' pattern, special tokens and normaliser (the trained tokenizer then
     encodes with the same ones: training and encoding cannot drift apart). With tie_break="hf", special-token text
-    found in the corpus is counted as ordinary text, as HF's trainer counts it (the others cut it out)."""
+    found in the corpus is counted as ordinary text, as HF's trainer counts it (the others cut it out).
+    `keep_every_piece`: the pieces are kept in corpus order, not counted, until the counts are asked for — for
+    pieces that nearly never repeat (SuperBPE's stretches), which an extension takes as they are."""
     return _core.WordCounts(
         settings.pattern,
         list(settings.special_tokens),
@@ -318,6 +321,7 @@ def new_counts(settings: TrainSettings) -> _core.WordCounts:
         thread_request(settings.threads),
         settings.unmatched or "keep",
         count_special_text=settings.tie_break == "hf",
+        keep_every_piece=keep_every_piece,
     )
 
 
@@ -332,15 +336,21 @@ def count_words(
 
 
 def _count_with(
-    corpus: Corpus, settings: list[TrainSettings], errors: Literal["strict", "replace"], field: str | None = None
+    corpus: Corpus,
+    settings: list[TrainSettings],
+    errors: Literal["strict", "replace"],
+    field: str | None = None,
+    keep_every_piece: tuple[bool, ...] = (),
 ) -> list[_core.WordCounts]:
     """The words of `corpus` counted once per settings (their patterns may differ), in one pass over it: a corpus
-    that is an iterator can be read only once. Progress shows the first counter's reading."""
+    that is an iterator can be read only once. Progress shows the first counter's reading. `keep_every_piece`: per
+    settings, whether its counter keeps the pieces rather than counting them (see `new_counts`)."""
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
     if field is not None and not isinstance(field, str):
         raise TypeError(f"field must be the name of the text field (a str), not {type(field).__name__}")
-    all_counts = [new_counts(s) for s in settings]
+    keep = keep_every_piece or (False,) * len(settings)
+    all_counts = [new_counts(s, k) for s, k in zip(settings, keep, strict=True)]
     first = all_counts[0]
     batches = arrow.text_batches(corpus, field)
     files = corpus_files(corpus) if batches is None else None
@@ -365,7 +375,7 @@ def _count_with(
     finally:
         first.finish_progress()
     for counts, s in zip(all_counts, settings):
-        if len(counts) == 0:
+        if counts.is_empty():
             pattern = s.pattern
             raise ValueError(
                 "the corpus is empty: it holds no text to train on"
@@ -435,10 +445,19 @@ def _warn_if_short(tok: Tokenizer, stop: str, vocab_size: int, stacklevel: int) 
         )
 
 
-def _extend_counts(tok: Tokenizer, counts: _core.WordCounts, settings: TrainSettings, stacklevel: int) -> Tokenizer:
+def extend_counts(tok: Tokenizer, counts: _core.WordCounts, settings: TrainSettings, stacklevel: int = 2) -> Tokenizer:
     """`tok` extended on counted words (consuming them) up to `settings.vocab_size`, with the settings' merge
     options (the words were counted with `tok`'s special tokens and normaliser; the pattern they were counted
-    with is the result's)."""
+    with is the result's). Pieces kept rather than counted (`new_counts(..., keep_every_piece=True)`) are
+    taken as they are, each once: the same merges as their counts give. Warns as `train` does, at `stacklevel`.
+
+    >>> settings = TrainSettings(vocab_size=262)
+    >>> tok = train(["low lower lowest"], 258)
+    >>> counts = new_counts(settings)
+    >>> counts.add_texts(["low lower lowest"])
+    >>> extend_counts(tok, counts, settings).vocab_size
+    262
+    """
     core, stop = _core.extend_counts(
         tok.core,
         counts,
@@ -498,10 +517,11 @@ def _train_superwords(
     assert settings.superwords_after is not None
     first = replace(settings, vocab_size=settings.superwords_after, superwords_after=None)
     second = replace(settings, pattern=SUPERWORDS_PATTERN, superwords_after=None)
-    words, superwords = _count_with(corpus, [first, second], errors, field)
+    # The stretches are nearly all different: kept as they come, not counted (see `new_counts`).
+    words, superwords = _count_with(corpus, [first, second], errors, field, keep_every_piece=(False, True))
     # (A first stage that runs out of pairs before the transition is no reason to warn: the second goes on.)
     stage1 = train_counts(words, first, warn=False)
-    return stage1, _extend_counts(stage1, superwords, second, stacklevel + 1)
+    return stage1, extend_counts(stage1, superwords, second, stacklevel + 1)
 
 
 @overload
@@ -721,7 +741,7 @@ def extend(
             f"vocab_size={largest} is smaller than the tokenizer, which already has {tok.vocab_size} ids; extending "
             f"adds tokens after them: ask for more than {tok.vocab_size} (Tokenizer.truncate cuts a tokenizer down)"
         )
-    extended = _extend_counts(tok, count_words(corpus, settings, errors), settings, stacklevel=3)
+    extended = extend_counts(tok, count_words(corpus, settings, errors), settings, stacklevel=3)
     if sizes is None:
         return extended
     if min(sizes) < tok.vocab_size:

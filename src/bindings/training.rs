@@ -141,9 +141,20 @@ pub(super) fn extend_counts(
                 tie_break,
             };
             let symbols = {
-                // The words are freed before the layout is built: with it, they would make the peak.
-                let counts = counter.take_words()?;
-                let words: Vec<(&str, u64)> = counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+                // The words are freed before the layout is built: with it, they would make the peak. Pieces kept
+                // rather than counted (SuperBPE's stretches) are taken as they are, each once.
+                let (counts, kept) = match counter.take_pieces()? {
+                    Some(kept) => (Default::default(), kept),
+                    None => (counter.take_words()?, Vec::new()),
+                };
+                let words: Vec<(&str, u64)> = if kept.is_empty() {
+                    counts.iter().map(|(w, c)| (w.as_str(), *c)).collect()
+                } else {
+                    // (At its size from the start: growing copies it, through fresh pages the kernel zeroes.)
+                    let mut words = Vec::with_capacity(kept.iter().map(|pieces| pieces.len()).sum());
+                    words.extend(kept.iter().flat_map(|pieces| pieces.iter().map(|piece| (piece, 1))));
+                    words
+                };
                 train::extend::encode_for_extension(old, &words, counter.pretokenizer(), &config, counter.pool())?
             };
             // The words' memory goes back to the OS now (the counting threads' too: they allocated the words), or

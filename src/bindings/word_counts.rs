@@ -43,8 +43,14 @@ impl WordCounts {
 #[pymethods]
 impl WordCounts {
     /// `count_special_text`: special tokens found in the text are counted as ordinary text (HF's trainer does).
+    /// `keep_every_piece`: the pieces are kept in corpus order rather than counted, until something asks for the
+    /// counts (SuperBPE's second stage extends a tokenizer on them as they are: see `WordCounter::keep_every_piece`).
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, lowercase, threads=0, unmatched="keep", count_special_text=false))]
+    #[pyo3(signature = (
+        pattern, special_tokens, lowercase, threads=0, unmatched="keep", count_special_text=false,
+        keep_every_piece=false,
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         pattern: Option<&str>,
         special_tokens: Vec<String>,
@@ -52,11 +58,15 @@ impl WordCounts {
         threads: usize,
         unmatched: &str,
         count_special_text: bool,
+        keep_every_piece: bool,
     ) -> PyResult<Self> {
         let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(to_py)?);
         let mut counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
         if count_special_text {
             counter.count_special_text();
+        }
+        if keep_every_piece {
+            counter.keep_every_piece();
         }
         let progress = Mutex::new(Progress::new(false, None, check_signals));
         Ok(WordCounts { counter: Mutex::new(counter), progress, files_read: Default::default() })
@@ -236,6 +246,12 @@ impl WordCounts {
     /// as "the corpus is empty".
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         guarded(|| Ok(self.counter_attached(py).words()?.len()))
+    }
+
+    /// Whether no word was counted (cheaper than `len(...) == 0` when the pieces are kept, not counted). Counting's
+    /// errors surface here too.
+    fn is_empty(&self, py: Python<'_>) -> PyResult<bool> {
+        guarded(|| self.counter_attached(py).is_empty())
     }
 
     /// Number of counting threads.

@@ -46,6 +46,32 @@ struct LocalCounts {
     table: HashTable<LocalEntry>,
     /// Bytes of special tokens cut out of the item.
     special_bytes: u64,
+    /// The item's pieces in order, not counted, when the counter keeps every piece (then `table` stays empty).
+    kept: Option<Pieces>,
+}
+
+/// Pieces of text kept in the order they were cut, each once (`WordCounter::keep_every_piece`): piece `i` is
+/// `text[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+pub struct Pieces {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Pieces {
+    /// The pieces, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| &self.text[start..end])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
 }
 
 struct LocalEntry {
@@ -70,6 +96,11 @@ fn head(bytes: &[u8]) -> [u8; 16] {
 impl LocalCounts {
     #[inline]
     fn add(&mut self, piece: &str) {
+        if let Some(kept) = &mut self.kept {
+            kept.text.push_str(piece);
+            kept.ends.push(kept.text.len());
+            return;
+        }
         let hash = word_hash(piece);
         let bytes = piece.as_bytes();
         let start = head(bytes);
@@ -137,6 +168,8 @@ pub struct WordCounter {
     /// Word → count, in order of first appearance; `pending` still has to be folded in (see `words`).
     words: WordCounts,
     pending: Vec<Result<LocalCounts>>,
+    /// Pieces kept in corpus order rather than counted (`keep_every_piece`), not yet folded into `words`.
+    kept: Option<Vec<Pieces>>,
     /// Bytes of text seen so far (for progress and reports).
     pub bytes_seen: u64,
     /// Bytes of special tokens cut out of it (folded ones: see `special_bytes`).
@@ -170,6 +203,7 @@ impl WordCounter {
             pool,
             words: WordCounts::default(),
             pending: Vec::new(),
+            kept: None,
             bytes_seen: 0,
             special_bytes: 0,
         })
@@ -180,6 +214,34 @@ impl WordCounter {
     /// trained tokenizer still matches them when encoding. For `tie_break="hf"`, whose merges equal HF's.
     pub fn count_special_text(&mut self) {
         self.cut = SpecialMatcher::new(&[]);
+    }
+
+    /// Keeps every piece from now on, in corpus order, instead of counting it in a table (see `take_pieces`).
+    ///
+    /// For SuperBPE's second stage: its stretches of text are nearly all different (110 MB of English: 3.45 M
+    /// stretches, 2.0 M distinct, 1.95 M of them seen once), so a table of them costs a hash, a compare and an
+    /// allocation per stretch, and more memory than the text itself, to save 5 % of the bytes. The merges are
+    /// the same either way: the merge loop's choices depend on pair counts, and on the order in which pairs
+    /// first occur, which a word's first appearance and its every appearance give alike. Everything else that
+    /// reads the words (`words`, `take_words`) still gets them counted: the pieces are folded in first.
+    pub fn keep_every_piece(&mut self) {
+        self.kept.get_or_insert_with(Vec::new);
+    }
+
+    /// The pieces kept since `keep_every_piece`, in corpus order, each once (the counter is left empty), or
+    /// None when some words were counted instead (added as counts): then `take_words`.
+    pub fn take_pieces(&mut self) -> Result<Option<Vec<Pieces>>> {
+        self.flush()?;
+        if !self.words.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.kept.as_mut().map(std::mem::take))
+    }
+
+    /// Whether no word was counted or kept.
+    pub fn is_empty(&mut self) -> Result<bool> {
+        self.flush()?;
+        Ok(self.words.is_empty() && self.kept.iter().flatten().all(Pieces::is_empty))
     }
 
     /// The counting threads (training's recounts use them too).
@@ -332,8 +394,9 @@ impl WordCounter {
     /// counting work; overlapping it with the next batch keeps every core busy (measured: serial folding left
     /// one of two cores idle a fifth of the time).
     fn count_work(&mut self, work: &[Work<'_>]) -> Result<()> {
-        let WordCounter { pretokenizer, cut, lowercase, pool, words, pending, special_bytes, .. } = self;
+        let WordCounter { pretokenizer, cut, lowercase, pool, words, pending, special_bytes, kept, .. } = self;
         let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*cut, *lowercase);
+        let keep = kept.is_some();
         let previous = std::mem::take(pending);
         // This thread waits checking for Ctrl-C (a custom regex can be slow), which stops the counting threads'
         // loops too; waiting inside `install` it could check nothing until the batch was done.
@@ -346,12 +409,12 @@ impl WordCounter {
                             // A clone per item: a regex shared between threads serialises them on its scratch pool.
                             .map(|item| {
                                 crate::progress::sharing_stop(&stop, || {
-                                    count_item(&pretokenizer.clone(), specials, lowercase, item)
+                                    count_item(&pretokenizer.clone(), specials, lowercase, keep, item)
                                 })
                             })
                             .collect::<Vec<_>>()
                     },
-                    || fold(words, special_bytes, previous),
+                    || fold(words, kept, special_bytes, previous),
                 )
             })
         })?;
@@ -361,12 +424,34 @@ impl WordCounter {
 
     /// Folds the counts still pending into `words`.
     fn flush(&mut self) -> Result<()> {
-        fold(&mut self.words, &mut self.special_bytes, std::mem::take(&mut self.pending))
+        fold(&mut self.words, &mut self.kept, &mut self.special_bytes, std::mem::take(&mut self.pending))
+    }
+
+    /// Folds the pending counts in, and counts the kept pieces (see `keep_every_piece`) after them.
+    fn settle(&mut self) -> Result<()> {
+        self.flush()?;
+        self.count_kept();
+        Ok(())
+    }
+
+    /// Counts the kept pieces into `words` (in order, so that words keep their order of first appearance).
+    fn count_kept(&mut self) {
+        let Some(kept) = &mut self.kept else { return };
+        for pieces in std::mem::take(kept) {
+            for piece in pieces.iter() {
+                match self.words.raw_entry_mut_v1().from_hash(word_hash(piece), |w| w.as_str() == piece) {
+                    RawEntryMut::Occupied(mut e) => *e.get_mut() += 1,
+                    RawEntryMut::Vacant(e) => {
+                        e.insert_hashed_nocheck(word_hash(piece), piece.to_string(), 1);
+                    }
+                }
+            }
+        }
     }
 
     /// Takes the words out (training consumes them), leaving the counter empty.
     pub fn take_words(&mut self) -> Result<WordCounts> {
-        self.flush()?;
+        self.settle()?;
         self.pool.broadcast(|_| crate::release_freed_memory());
         crate::release_freed_memory();
         Ok(std::mem::take(&mut self.words))
@@ -380,7 +465,7 @@ impl WordCounter {
 
     /// Word → count, in order of first appearance.
     pub fn words(&mut self) -> Result<&WordCounts> {
-        self.flush()?;
+        self.settle()?;
         Ok(&self.words)
     }
 
@@ -421,7 +506,7 @@ impl WordCounter {
 
     /// `add_counted_word` for a word the caller owns (a chromosome need not be copied).
     pub fn add_counted_owned(&mut self, word: String, count: u64) -> Result<()> {
-        self.flush()?;
+        self.settle()?;
         if count == 0 || word.is_empty() {
             return Ok(());
         }
@@ -438,7 +523,7 @@ impl WordCounter {
 
     /// Adds a word counted elsewhere (taken as one piece: it is not pre-tokenized again).
     pub fn add_counted_word(&mut self, word: &str, count: u64) -> Result<()> {
-        self.flush()?;
+        self.settle()?;
         if count == 0 || word.is_empty() {
             return Ok(());
         }
@@ -461,7 +546,7 @@ impl WordCounter {
     /// Takes in counts merged elsewhere (`FirstSeenCounts`): the words, already normalised and pre-tokenized,
     /// in order of first appearance, and the byte totals they came from.
     pub fn load_counts(&mut self, counts: FirstSeenCounts) -> Result<()> {
-        self.flush()?;
+        self.settle()?;
         self.bytes_seen += counts.bytes_seen;
         self.special_bytes += counts.special_bytes;
         for (word, count) in counts.into_ordered() {
@@ -478,6 +563,7 @@ impl WordCounter {
     /// Takes the words counted so far out as the counts of one unit of a larger corpus (see `FirstSeenCounts`),
     /// with the bytes they came from, leaving the counter empty for the next unit.
     pub fn take_unit(&mut self, unit: u64) -> Result<FirstSeenCounts> {
+        self.settle()?;
         let special_bytes = self.special_bytes()?;
         let words = std::mem::take(&mut self.words);
         let mut out = FirstSeenCounts::default();
@@ -672,10 +758,19 @@ impl<'a> WireReader<'a> {
 }
 
 /// Folds per-item counts into the corpus-wide map, in item order.
-fn fold(words: &mut WordCounts, special_bytes: &mut u64, locals: Vec<Result<LocalCounts>>) -> Result<()> {
+fn fold(
+    words: &mut WordCounts,
+    kept: &mut Option<Vec<Pieces>>,
+    special_bytes: &mut u64,
+    locals: Vec<Result<LocalCounts>>,
+) -> Result<()> {
     for local in locals {
-        let local = local?;
+        let mut local = local?;
         *special_bytes += local.special_bytes;
+        if let (Some(all), Some(pieces)) = (kept.as_mut(), local.kept.take()) {
+            all.push(pieces);
+            continue;
+        }
         for entry in local.into_ordered() {
             let word = &*entry.word;
             match words.raw_entry_mut_v1().from_hash(entry.hash, |w| w.as_str() == word) {
@@ -694,9 +789,10 @@ fn count_item(
     pretokenizer: &PreTokenizer,
     specials: &SpecialMatcher,
     lowercase: bool,
+    keep: bool,
     item: &Work<'_>,
 ) -> Result<LocalCounts> {
-    let mut local = LocalCounts::default();
+    let mut local = LocalCounts { kept: keep.then(Pieces::default), ..LocalCounts::default() };
     // Special tokens are cut out of each document first; they are never counted.
     let mut document = |text: &str| {
         specials.segments(text, |segment| match segment {
@@ -942,6 +1038,29 @@ mod tests {
             assert_eq!(whole, cut_pieces, "{pattern:?}");
         }
         assert_eq!(safe_cut(&Pattern::None, "a b", 0), None);
+    }
+
+    #[test]
+    fn kept_pieces_come_in_corpus_order_and_count_as_counted_ones() {
+        let text = "b a<|endoftext|>b a a\n c b\n";
+        let mut kept = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 2);
+        kept.keep_every_piece();
+        kept.add_lines(text).unwrap();
+        kept.add_texts(&["a b"]).unwrap();
+        assert!(!kept.is_empty().unwrap());
+        let pieces = kept.take_pieces().unwrap().unwrap();
+        let all: Vec<&str> = pieces.iter().flat_map(Pieces::iter).collect();
+        assert_eq!(all, ["b", " a", "b", " a", " a", "\n", " c", " b", "\n", "a", " b"]);
+        assert!(kept.is_empty().unwrap());
+        // Asked for counts, the pieces are counted (after which words added as counts come).
+        let mut counted = counter(Pattern::Gpt2, &["<|endoftext|>"], false, 2);
+        kept.add_lines(text).unwrap();
+        counted.add_lines(text).unwrap();
+        for c in [&mut kept, &mut counted] {
+            c.add_counted_word("zz", 2).unwrap();
+        }
+        assert_eq!(items(&mut kept), items(&mut counted));
+        assert!(kept.take_pieces().unwrap().is_none(), "counted words are not pieces in order");
     }
 
     #[test]

@@ -115,12 +115,17 @@ impl SymbolWords {
         self.parts.iter().flat_map(SymbolPart::iter)
     }
 
-    /// Units (bytes or characters) the words hold, counted on `pool`.
-    pub fn units(&self, vocab: &Vocab, pool: &rayon::ThreadPool) -> usize {
-        let units = |part: &SymbolPart| {
-            part.ids.iter().map(|&id| vocab.tokens[id as usize].units.max(1) as usize).sum::<usize>()
+    /// The words of two symbols or more (the others have nothing to merge) and the units (bytes or characters)
+    /// they hold, counted on `pool`.
+    pub fn mergeable(&self, vocab: &Vocab, pool: &rayon::ThreadPool) -> (usize, usize) {
+        let size = |part: &SymbolPart| {
+            let words = part.iter().filter(|(w, _)| w.len() >= 2);
+            words.fold((0, 0), |(n, units), (w, _)| {
+                (n + 1, units + w.iter().map(|&id| vocab.tokens[id as usize].units.max(1) as usize).sum::<usize>())
+            })
         };
-        pool.install(|| self.parts.par_iter().map(units).sum())
+        let sizes: Vec<(usize, usize)> = pool.install(|| self.parts.par_iter().map(size).collect());
+        sizes.into_iter().fold((0, 0), |(n, units), (m, u)| (n + m, units + u))
     }
 }
 
@@ -731,9 +736,10 @@ mod symbol_tests {
             for (i, &end) in ends.iter().enumerate() {
                 assert_eq!(layout.counts.count(end - 1), counts[i], "round {round}");
             }
+            let mergeable: Vec<&[u32]> = words.iter().map(|(w, _)| w).filter(|w| w.len() >= 2).collect();
             let all: usize =
-                words.iter().map(|(w, _)| w.iter().map(|&s| layout.units[s as usize] as usize).sum::<usize>()).sum();
-            assert_eq!(words.units(&vocab, &pool), all);
+                mergeable.iter().map(|w| w.iter().map(|&s| layout.units[s as usize] as usize).sum::<usize>()).sum();
+            assert_eq!(words.mergeable(&vocab, &pool), (mergeable.len(), all));
         }
     }
 }

@@ -230,8 +230,8 @@ impl<'c> Merger<'c> {
         vocab: Vocab,
         engine: Engine,
     ) -> Result<Merger<'c>> {
-        let units = || input.iter().map(|(w, _)| w.len()).sum::<usize>();
-        let inner = match choose_layout(engine, input.len(), units, config, &vocab) {
+        let size = || (input.len(), input.iter().map(|(w, _)| w.len()).sum::<usize>());
+        let inner = match choose_layout(engine, size, config, &vocab) {
             Chosen::Slots => Inner::Slots(Core::new(config, Slots::new(input, &vocab)?, vocab)),
             Chosen::Compact16 => Inner::Compact16(Core::new(config, Compact::<u16>::new(input, &vocab)?, vocab)),
             Chosen::Compact32 => Inner::Compact32(Core::new(config, Compact::<u32>::new(input, &vocab)?, vocab)),
@@ -248,8 +248,9 @@ impl<'c> Merger<'c> {
         engine: Engine,
         pool: &rayon::ThreadPool,
     ) -> Result<Merger<'c>> {
-        let units = || words.units(&vocab, pool);
-        let inner = match choose_layout(engine, words.len(), units, config, &vocab) {
+        // (Words of one token take no part: SuperBPE's second stage has ~1.5 M of them, most of its words.)
+        let size = || words.mergeable(&vocab, pool);
+        let inner = match choose_layout(engine, size, config, &vocab) {
             Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words)?, vocab)),
             Chosen::Compact16 => {
                 Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab, pool)?, vocab))
@@ -307,17 +308,15 @@ enum Chosen {
     Compact32,
 }
 
-fn choose_layout(
-    engine: Engine,
-    words: usize,
-    units: impl FnOnce() -> usize,
-    config: &TrainConfig,
-    vocab: &Vocab,
-) -> Chosen {
+/// `size`: the number of words and the units they hold (computed only for `Engine::Auto`).
+fn choose_layout(engine: Engine, size: impl FnOnce() -> (usize, usize), config: &TrainConfig, vocab: &Vocab) -> Chosen {
     let compact = match engine {
         Engine::Slots => false,
         Engine::Compact => true,
-        Engine::Auto => words > 0 && units() / words >= COMPACT_FROM_AVERAGE_UNITS,
+        Engine::Auto => {
+            let (words, units) = size();
+            words > 0 && units / words >= COMPACT_FROM_AVERAGE_UNITS
+        }
     };
     if !compact {
         Chosen::Slots
