@@ -180,6 +180,40 @@ def test_encode_to_numpy_is_encode_as_an_owned_uint32_array(encodings):
     assert tok.encode_to_numpy(big).tolist() == enc.encode(big)
 
 
+def test_encode_to_numpy_of_one_text_takes_every_option(encodings):
+    # Any special-token rule or dtype for one text goes straight to the core too (not through the batch path).
+    import numpy as np
+
+    tok, enc = encodings["r50k_base"]
+    text = "a <|endoftext|> b naïve 🎉\n" * 50
+    ids = tok.encode_to_numpy(text, disallowed_special=())
+    assert ids.dtype == np.uint32 and ids.tolist() == enc.encode(text, disallowed_special=())
+    special = tok.encode_to_numpy(text, allowed_special={"<|endoftext|>"}, dtype="uint16", threads=2)
+    assert special.dtype == np.uint16 and special.tolist() == enc.encode(text, allowed_special="all")
+    assert tok.encode_to_numpy(text, dtype=np.dtype("uint32"), disallowed_special=()).tolist() == ids.tolist()
+    with pytest.raises(ValueError, match=r"^the text contains the special token"):  # no "texts[0]:"
+        tok.encode_to_numpy(text, disallowed_special="all", dtype="uint16")
+    with pytest.raises(ValueError, match="not special tokens of this tokenizer"):
+        tok.encode_to_numpy(text, allowed_special={"<|nope|>"})
+    with pytest.raises(ValueError, match="threads must be"):
+        tok.encode_to_numpy(text, disallowed_special=(), threads=0)
+
+
+@pytest.mark.parametrize("threads", [2, None])
+def test_small_batches_fail_and_succeed_as_large_ones(encodings, threads):
+    # Small batches are encoded on the calling thread alone: same ids, same first error in text order.
+    tok, enc = encodings["cl100k_base"]
+    texts = ["x", "naïve 🎉", "y <|endoftext|>", "z <|endoftext|>"]
+    for call in (tok.encode_batch, tok.encode_batch_packed, tok.encode_batch_to_numpy):
+        with pytest.raises(ValueError, match=r"^texts\[2\]: .*special token"):
+            call(texts, threads=threads)
+    assert tok.encode_batch(texts, disallowed_special=(), threads=threads) == [
+        enc.encode(t, disallowed_special=()) for t in texts
+    ]
+    packed, lengths = tok.encode_batch_packed(texts[:2], threads=threads)
+    assert lengths == [len(enc.encode(t)) for t in texts[:2]] and len(packed) == 4 * sum(lengths)
+
+
 @pytest.mark.parametrize("threads", [1, 2, None])
 def test_encode_batch_to_numpy_gives_flat_ids_and_offsets(encodings, threads):
     import numpy as np

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyModule};
 
-use super::text::{Source, as_strs, chunk_utf8};
+use super::text::{LISTS_PARALLEL_FROM_CHARS, Source, as_strs, batch_threads, chunk_utf8};
 use super::tokenizer::CoreTokenizer;
 use super::{guarded, to_py};
 use crate::error::Error;
@@ -55,10 +55,7 @@ pub(super) fn encode_pipelined<'py>(
     threads: usize,
     collect_young: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let threads = match crate::at_most_cores(threads) {
-        0 => crate::cores(),
-        n => n,
-    };
+    let threads = batch_threads(threads, texts, LISTS_PARALLEL_FROM_CHARS);
     // Pipelined: `threads - 1` pool threads and this one take chunks of texts in turn, and this thread, which
     // holds the GIL, also turns finished chunks into lists, in order. Building the lists is a fifth of the
     // work and needs the GIL. Done while a full pool encoded (three busy threads on two cores), threads=2

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 
 use super::batch::naming_text;
 use super::guarded;
-use super::text::{Source, as_strs, chunk_utf8};
+use super::text::{PARALLEL_FROM_CHARS, Source, as_strs, batch_threads, chunk_utf8};
 use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
@@ -56,15 +56,12 @@ pub(super) fn encode_batch<'py>(
     policy: &SpecialPolicy,
     threads: usize,
 ) -> PyResult<IdsAndOffsets<'py>> {
-    let threads = match crate::at_most_cores(threads) {
-        0 => crate::cores(),
-        n => n,
-    };
+    let threads = batch_threads(threads, texts, PARALLEL_FROM_CHARS);
     let several = texts.len() > 1;
     let (ids, offsets) = py.detach(|| {
         guarded(|| {
             let bytes: usize = texts.iter().map(|t| t.size()).sum();
-            if threads == 1 || bytes < 2 * CHUNK_BYTES {
+            if threads == 1 {
                 // Chunk by chunk on this thread: a chunk's texts are transcoded (when not ASCII) as it comes.
                 // Room for the whole batch at once (as one chunk had it), so that appending chunks copies each once.
                 let mut ids = Vec::new();

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 
 use super::batch::{self, naming_text};
-use super::text::{Source, sources, utf8};
+use super::text::{PARALLEL_FROM_CHARS, Source, batch_threads, sources, utf8};
 use super::{guarded, numpy_out};
 use crate::formats::{hf, native, tiktoken};
 use crate::pretokenize::{Pattern, Unmatched};
@@ -50,6 +50,17 @@ impl CoreTokenizer {
         threads: usize,
     ) -> PyResult<Vec<Vec<u32>>> {
         let policy = self.policy(allowed, disallowed)?;
+        let several = texts.len() > 1;
+        let encode = |t: &Source<'_>| self.inner.encode(&t.to_utf8().map_err(NoUtf8::into_error)?, &policy);
+        if batch_threads(threads, texts, PARALLEL_FROM_CHARS) == 1 {
+            // (A small batch: in order on this thread, the first error in text order stops it.)
+            return py.detach(|| {
+                guarded(|| {
+                    let each = texts.iter().enumerate().map(|(i, t)| encode(t).map_err(|e| naming_text(e, i, several)));
+                    each.collect()
+                })
+            });
+        }
         py.detach(|| {
             guarded(|| {
                 let pool = crate::thread_pool(threads)?;
@@ -57,10 +68,7 @@ impl CoreTokenizer {
                 // whichever error a thread met first: a different message from one run to the next). This
                 // thread checks for Ctrl-C, which stops the pool's threads too.
                 let stop = Default::default();
-                let results = crate::progress::map_interruptible(&pool, &stop, texts, |t| {
-                    self.inner.encode(&t.to_utf8().map_err(NoUtf8::into_error)?, &policy)
-                })?;
-                let several = texts.len() > 1;
+                let results = crate::progress::map_interruptible(&pool, &stop, texts, encode)?;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
         })
