@@ -73,6 +73,29 @@ pub fn on_own_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+type Pools = Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>;
+
+/// The pools kept between calls (see `thread_pool`), this process's (a forked child forgets its parent's).
+fn kept_pools() -> std::sync::MutexGuard<'static, (u32, Pools)> {
+    static POOLS: std::sync::Mutex<(u32, Pools)> = std::sync::Mutex::new((0, Vec::new()));
+    let mut guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    let (owner, pools) = &mut *guard;
+    if *owner != std::process::id() {
+        std::mem::forget(std::mem::take(pools));
+        *owner = std::process::id();
+    }
+    guard
+}
+
+/// `release_freed_memory` on the calling thread and on every thread of every pool kept (each when it is free).
+pub fn release_freed_memory_everywhere() {
+    release_freed_memory();
+    let pools: Vec<_> = kept_pools().1.iter().map(|(_, pool)| pool.clone()).collect();
+    for pool in pools {
+        pool.broadcast(|_| release_freed_memory());
+    }
+}
+
 /// Most pools kept between calls (the most recently used sizes).
 const POOLS_KEPT: usize = 4;
 
@@ -82,15 +105,9 @@ const POOLS_KEPT: usize = 4;
 /// behind. In a forked child the parent's pools are forgotten, not dropped (dropping signals threads that do
 /// not exist there), and new ones made.
 pub fn thread_pool(threads: usize) -> Result<std::sync::Arc<rayon::ThreadPool>, error::Error> {
-    type Pools = Vec<(usize, std::sync::Arc<rayon::ThreadPool>)>;
-    static POOLS: std::sync::Mutex<(u32, Pools)> = std::sync::Mutex::new((0, Vec::new()));
     let threads = at_most_cores(threads);
-    let mut guard = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-    let (owner, pools) = &mut *guard;
-    if *owner != std::process::id() {
-        std::mem::forget(std::mem::take(pools));
-        *owner = std::process::id();
-    }
+    let mut guard = kept_pools();
+    let pools = &mut guard.1;
     if let Some(k) = pools.iter().position(|(n, _)| *n == threads) {
         let kept = pools.remove(k);
         let pool = kept.1.clone();

@@ -19,6 +19,7 @@ Where things are (each module's docstring says more):
 - `pipeline`: the same at scale — `encode_corpus` (sharded, resumable), `count_corpus` / `train_corpus`
   (words counted by workers), on local processes or Ray;
 - `dna`: DNA tokenizers; `reference`: the textbook algorithm; `cli`: the command line;
+- `memory`: `release_memory`, the core's freed memory back to the OS;
 - `describe`, `viewer`, `compare`, `explain`, `viz`: inspecting, showing and comparing tokenizations.
 """
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time a name is impo
     from .encodings import ENCODINGS, get_encoding
     from .formats import load_tokenizer
     from .formats.counts import CountedWords
+    from .memory import release_memory
     from .pipeline import EncodeResult, count_corpus, encode_corpus, train_corpus
     from .training import (
         FORBID_ACROSS_CLASSES,
@@ -74,6 +76,7 @@ __all__ = [
     "iter_fasta",
     "load_tokenizer",
     "read_fasta",
+    "release_memory",
     "reverse_complement",
     "train",
     "train_corpus",
@@ -91,11 +94,12 @@ __getattr__, __dir__ = lazy_exports(
         ".encodings": "ENCODINGS get_encoding",
         ".formats": "load_tokenizer",
         ".formats.counts": "CountedWords",
+        ".memory": "release_memory",
         ".pipeline": "EncodeResult count_corpus encode_corpus train_corpus",
         ".training": "FORBID_ACROSS_CLASSES MODES SUPERWORDS_PATTERN TIE_BREAKS TrainSettings Veto train "
         "train_from_counts",
     },
-    "arrow cli compare compat corpus demo describe dna encodings explain files formats pipeline progress reference "
-    "streams training viewer viz writing",
+    "arrow cli compare compat corpus demo describe dna encodings explain files formats memory pipeline progress "
+    "reference streams training viewer viz writing",
     __all__,
 )

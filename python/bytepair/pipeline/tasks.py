@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import ctypes
 import hashlib
 import os
 import signal
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple
 
-from .. import _core
+from .. import _core, memory
 from .._tokenizer import Tokenizer
 from ..corpus import Part, Piece, part_pieces, part_texts
 from ..formats import ids, megatron
@@ -151,24 +150,10 @@ def resident_mb() -> float | None:
     return _status_mb("VmRSS")
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, or None where the C library has none (musl, macOS)."""
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # pragma: no cover (not glibc)
-        return None
-    return trim
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
 def release_memory(threads: int) -> None:
     """Gives freed memory back to the OS: the core's (this thread's and its pool of `threads` threads') and the C
-    heap's (glibc; Python's large strings, parquet pages)."""
-    _core.release_memory(threads)
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    heap's (see `bytepair.memory.release_memory`)."""
+    memory.release_memory(threads)
 
 
 @dataclass
