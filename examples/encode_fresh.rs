@@ -63,6 +63,10 @@ fn main() {
     // that a profile of the whole run is mostly steady passes.
     let steady: usize = std::env::var("STEADY_PASSES").map_or(1, |k| k.parse().expect("STEADY_PASSES is a number"));
     let per_slice = docs.len() / (steady + 1);
+    if per_slice == 0 {
+        eprintln!("the text makes {} documents: too few for {} slices (give more megabytes)", docs.len(), steady + 1);
+        std::process::exit(2);
+    }
     let (first, second) = docs.split_at(per_slice);
 
     let pattern = match encoding.as_str() {
@@ -145,7 +149,10 @@ fn documents(text: &str) -> Vec<&str> {
     let mut start = 0;
     while start < text.len() {
         let mut end = (start + 4096).min(text.len());
-        while end < text.len() && (text.as_bytes()[end] != b' ' || !text.is_char_boundary(end)) {
+        // At a space, or a little further on in text without spaces (random letters, base64).
+        while end < text.len()
+            && ((text.as_bytes()[end] != b' ' && end - start < 4096 + 512) || !text.is_char_boundary(end))
+        {
             end += 1;
         }
         docs.push(&text[start..end]);
