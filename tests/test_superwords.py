@@ -185,3 +185,15 @@ def test_kept_pieces_count_like_counted_ones_when_asked(tmp_path):
     assert empty.is_empty() and len(empty) == 0
     with pytest.raises(ValueError, match="the corpus is empty"):
         bytepair.train(["", ""], 300, superwords_after=280)
+
+
+@pytest.mark.parametrize("tie_break", ["first_seen", "hf", "lexicographic"])
+def test_a_superbpe_tokenizer_extends_as_the_longer_run(tie_break):
+    # Extending continues the second stage on the same stretches (kept, not counted): the longer run's merges.
+    things = ["sea", "sky", "sun", "moon", "stars", "rivers", "forests", "deserts"]
+    corpus = [f"by the way, I am a fan of the {w} and the {v} {i}.\n" for i, w in enumerate(things) for v in things]
+    short = bytepair.train(corpus, 330, superwords_after=300, tie_break=tie_break)
+    longer = bytepair.train(corpus, 360, superwords_after=300, tie_break=tie_break)
+    extended = short.extend(corpus, 360)
+    assert extended.merges == longer.merges and extended.settings["pattern"] == SUPERWORDS_PATTERN
+    assert extended.encode(corpus[3]) == longer.encode(corpus[3])

@@ -741,7 +741,10 @@ def extend(
             f"vocab_size={largest} is smaller than the tokenizer, which already has {tok.vocab_size} ids; extending "
             f"adds tokens after them: ask for more than {tok.vocab_size} (Tokenizer.truncate cuts a tokenizer down)"
         )
-    extended = extend_counts(tok, count_words(corpus, settings, errors), settings, stacklevel=3)
+    # A SuperBPE tokenizer continues on stretches of text, nearly all different: kept, not counted (`new_counts`).
+    keep = settings.pattern == SUPERWORDS_PATTERN
+    counts = _count_with(corpus, [settings], errors, keep_every_piece=(keep,))[0]
+    extended = extend_counts(tok, counts, settings, stacklevel=3)
     if sizes is None:
         return extended
     if min(sizes) < tok.vocab_size:
