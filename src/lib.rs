@@ -87,7 +87,10 @@ fn kept_pools() -> std::sync::MutexGuard<'static, (u32, Pools)> {
     guard
 }
 
-/// `release_freed_memory` on the calling thread and on every thread of every pool kept (each when it is free).
+/// `release_freed_memory` on the calling thread and on every thread of every pool kept (each when it is free):
+/// `bytepair.release_memory`. A corpus worker calls it between batches once it holds more than its limit
+/// (`bytepair.pipeline.tasks.MemoryKeeper`): the ids, buffers and texts of the batches before stay resident in the
+/// encoding threads' heaps otherwise (~65 MB of a worker's 270 MB peak, reading parquet with 2 threads).
 pub fn release_freed_memory_everywhere() {
     release_freed_memory();
     let pools: Vec<_> = kept_pools().1.iter().map(|(_, pool)| pool.clone()).collect();
@@ -140,18 +143,4 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub fn release_freed_memory() {
     // SAFETY: asks mimalloc to collect this thread's heap; no pointers are involved.
     unsafe { libmimalloc_sys::mi_collect(true) };
-}
-
-/// `release_freed_memory` on the calling thread and on every thread of the pool that `threads` requests (which
-/// must be idle: each of them runs it in turn). A corpus worker calls it between batches once it holds more than
-/// its limit (`bytepair.pipeline.tasks.MemoryKeeper`): the ids, buffers and texts of the batches before stay
-/// resident in the encoding threads' heaps otherwise (~65 MB of a worker's 270 MB peak, reading parquet with 2
-/// threads).
-pub fn release_freed_memory_in(threads: usize) -> Result<(), error::Error> {
-    release_freed_memory();
-    let pool_threads = if threads == 0 { cores() } else { at_most_cores(threads) };
-    if pool_threads > 1 {
-        thread_pool(threads)?.broadcast(|_| release_freed_memory());
-    }
-    Ok(())
 }

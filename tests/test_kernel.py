@@ -273,7 +273,6 @@ del ids, offsets
 gc.collect()
 held = rss()
 bytepair.release_memory()
-bytepair.release_memory(threads=1)
 print(held - rss(), tok.encode("the cat") == tok.encode_to_numpy("the cat").tolist())
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -425,10 +425,10 @@ def test_a_worker_gives_back_freed_memory_above_its_limit(tok):
     del packed, lengths, texts
     before = resident_mb()
     assert before is not None and abs(before - _rss_mb()) < 5
-    MemoryKeeper(limit_mb=before + 100).after_batch(2)  # below the limit: kept
+    MemoryKeeper(limit_mb=before + 100).after_batch()  # below the limit: kept
     kept = resident_mb()
     assert kept is not None and kept > before - 5
-    MemoryKeeper(limit_mb=before - 20).after_batch(2)  # above it: given back
+    MemoryKeeper(limit_mb=before - 20).after_batch()  # above it: given back
     after = resident_mb()
     assert after is not None and before - after > 20
 
@@ -437,15 +437,15 @@ def test_a_worker_above_its_limit_releases_again_only_after_it_grew(monkeypatch)
     """Live memory above the limit (a counting worker's words) is not released after every batch for nothing."""
     from bytepair.pipeline import tasks
 
-    released: list[int] = []
+    released: list[bool] = []
     rss = iter([300.0, 280.0, 290.0, 320.0, 300.0])  # MB read before (and after) each release
     monkeypatch.setattr(tasks, "resident_mb", lambda: next(rss))
-    monkeypatch.setattr(tasks, "release_memory", released.append)
+    monkeypatch.setattr(tasks, "release_memory", lambda: released.append(True))
     keeper = tasks.MemoryKeeper(limit_mb=256, slack_mb=16)
-    keeper.after_batch(2)  # 300: released, down to 280
-    keeper.after_batch(2)  # 290: not 16 MB above 280, kept
-    keeper.after_batch(2)  # 320: released again
-    assert released == [2, 2]
+    keeper.after_batch()  # 300: released, down to 280
+    keeper.after_batch()  # 290: not 16 MB above 280, kept
+    keeper.after_batch()  # 320: released again
+    assert released == [True, True]
 
 
 # -- training at scale ---------------------------------------------------------------------------------------------

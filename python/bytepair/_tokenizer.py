@@ -300,22 +300,16 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
             and disallowed_special == "all"
         ):
             return self._core.encode_numpy(text)  # the defaults: the core's own policy, no checks to repeat
-        if isinstance(text, str) and isinstance(dtype, str) and dtype == "uint32":
+        # (The usual dtype is settled without numpy: its checks cost more than encoding a short text.)
+        narrow = not (isinstance(dtype, str) and dtype == "uint32") and self._narrow_dtype(dtype)
+        if isinstance(text, str):
             # One text, other options: straight into an array the core made (through the batch path, a 4 KB
             # document took ~6× the time).
             check_threads(threads)
-            return self._core.encode_numpy(text, *self._policy(allowed_special, disallowed_special))
+            one = self._core.encode_numpy(text, *self._policy(allowed_special, disallowed_special))
+            return one.astype("uint16") if narrow else one
         import numpy as np
 
-        if dtype not in ("uint16", "uint32", np.uint16, np.uint32):
-            raise ValueError(f"dtype must be uint16 or uint32, got {dtype!r}")
-        if np.dtype(dtype) == np.uint16 and self.vocab_size > 1 << 16:
-            raise ValueError(f"this vocabulary has {self.vocab_size} ids, more than uint16 holds: use dtype='uint32'")
-        narrow = np.dtype(dtype) == np.uint16
-        if isinstance(text, str):
-            check_threads(threads)
-            one = self._core.encode_numpy(text, *self._policy(allowed_special, disallowed_special))
-            return one.astype(np.uint16) if narrow else one
         packed, lengths = self.encode_batch_packed(
             text,
             width=2 if narrow else 4,
@@ -884,6 +878,17 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
             if s[key]:
                 parts.append(f"{key}={s[key]!r}")
         return f"Tokenizer({', '.join(parts)})"
+
+    def _narrow_dtype(self, dtype: object) -> bool:
+        """Whether `dtype` (checked: uint16 or uint32, and uint16 only for a vocabulary it holds) is uint16."""
+        import numpy as np
+
+        if dtype not in ("uint16", "uint32", np.uint16, np.uint32):
+            raise ValueError(f"dtype must be uint16 or uint32, got {dtype!r}")
+        narrow = bool(np.dtype(dtype) == np.uint16)
+        if narrow and self.vocab_size > 1 << 16:
+            raise ValueError(f"this vocabulary has {self.vocab_size} ids, more than uint16 holds: use dtype='uint32'")
+        return narrow
 
     def _policy(self, allowed_special: object, disallowed_special: object) -> tuple[list[bool], list[bool]]:
         """tiktoken-style special-token arguments as one flag per special token: (allowed, disallowed)."""

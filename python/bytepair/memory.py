@@ -29,11 +29,11 @@ def _malloc_trim() -> Callable[[int], int] | None:
 _MALLOC_TRIM = _malloc_trim()
 
 
-def release_memory(threads: int | None = None) -> None:
-    """Gives the memory that bytepair's core holds freed back to the OS: the calling thread's, and that of the
-    encoding threads (of every thread pool kept, or of the pool of `threads` threads), then the C heap's free
-    pages (glibc's `malloc_trim`: Python's large strings, Arrow's buffers). Nothing still in use is touched;
-    the next calls are as fast, once they have taken back the memory they need.
+def release_memory() -> None:
+    """Gives the memory that bytepair's core holds freed back to the OS: the calling thread's and that of every
+    pool of encoding threads, then the C heap's free pages (glibc's `malloc_trim`: Python's large strings,
+    Arrow's buffers). Nothing still in use is touched; the next calls are as fast, once they have taken back the
+    memory they need. Corpus workers call it between batches above their memory limit.
 
     >>> import bytepair
     >>> tok = bytepair.train(["low lower lowest"] * 5, vocab_size=259)
@@ -41,6 +41,6 @@ def release_memory(threads: int | None = None) -> None:
     >>> del ids
     >>> bytepair.release_memory()
     """
-    _core.release_memory(threads)
+    _core.release_memory()
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)

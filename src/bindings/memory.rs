@@ -1,20 +1,10 @@
-//! `release_memory`: freed memory back to the OS, for long-running corpus workers (`crate::release_freed_memory_in`)
-//! and for callers who ask (`bytepair.release_memory`).
+//! `release_memory`: freed memory back to the OS, for long-running corpus workers and for callers who ask
+//! (`bytepair.release_memory`; `crate::release_freed_memory_everywhere`).
 
 use pyo3::prelude::*;
 
-use super::to_py;
-
-/// Returns the memory that the calling thread and the encoding pool of `threads` threads hold freed to the OS;
-/// `threads` None: every pool kept (`bytepair.release_memory`).
+/// Returns the memory that the calling thread and every encoding pool kept hold freed to the OS.
 #[pyfunction]
-#[pyo3(signature = (threads=None))]
-pub(super) fn release_memory(py: Python<'_>, threads: Option<usize>) -> PyResult<()> {
-    match threads {
-        Some(threads) => py.detach(|| crate::release_freed_memory_in(threads)).map_err(to_py),
-        None => {
-            py.detach(crate::release_freed_memory_everywhere);
-            Ok(())
-        }
-    }
+pub(super) fn release_memory(py: Python<'_>) {
+    py.detach(crate::release_freed_memory_everywhere);
 }

@@ -50,25 +50,21 @@ impl CoreTokenizer {
         threads: usize,
     ) -> PyResult<Vec<Vec<u32>>> {
         let policy = self.policy(allowed, disallowed)?;
-        let several = texts.len() > 1;
         let encode = |t: &Source<'_>| self.inner.encode(&t.to_utf8().map_err(NoUtf8::into_error)?, &policy);
-        if batch_threads(threads, texts, PARALLEL_FROM_CHARS) == 1 {
-            // (A small batch: in order on this thread, the first error in text order stops it.)
-            return py.detach(|| {
-                guarded(|| {
-                    let each = texts.iter().enumerate().map(|(i, t)| encode(t).map_err(|e| naming_text(e, i, several)));
-                    each.collect()
-                })
-            });
-        }
         py.detach(|| {
             guarded(|| {
-                let pool = crate::thread_pool(threads)?;
                 // Every result, then the first error in text order (collecting into a Result would stop at
-                // whichever error a thread met first: a different message from one run to the next). This
-                // thread checks for Ctrl-C, which stops the pool's threads too.
-                let stop = Default::default();
-                let results = crate::progress::map_interruptible(&pool, &stop, texts, encode)?;
+                // whichever error a thread met first: a different message from one run to the next). On the
+                // pool, this thread checks for Ctrl-C, which stops the pool's threads too; a small batch is
+                // encoded on this thread.
+                let results: Vec<crate::error::Result<Vec<u32>>> =
+                    if batch_threads(threads, texts, PARALLEL_FROM_CHARS) == 1 {
+                        texts.iter().map(encode).collect()
+                    } else {
+                        let pool = crate::thread_pool(threads)?;
+                        crate::progress::map_interruptible(&pool, &Default::default(), texts, encode)?
+                    };
+                let several = texts.len() > 1;
                 results.into_iter().enumerate().map(|(i, r)| r.map_err(|e| naming_text(e, i, several))).collect()
             })
         })

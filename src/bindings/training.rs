@@ -143,17 +143,16 @@ pub(super) fn extend_counts(
             let symbols = {
                 // The words are freed before the layout is built: with it, they would make the peak. Pieces kept
                 // rather than counted (SuperBPE's stretches) are taken as they are, each once.
-                let (counts, kept) = match counter.take_pieces()? {
-                    Some(kept) => (Default::default(), kept),
-                    None => (counter.take_words()?, Vec::new()),
-                };
-                let words: Vec<(&str, u64)> = if kept.is_empty() {
-                    counts.iter().map(|(w, c)| (w.as_str(), *c)).collect()
-                } else {
-                    // (At its size from the start: growing copies it, through fresh pages the kernel zeroes.)
-                    let mut words = Vec::with_capacity(kept.iter().map(|pieces| pieces.len()).sum());
-                    words.extend(kept.iter().flat_map(|pieces| pieces.iter().map(|piece| (piece, 1))));
-                    words
+                let kept = counter.take_pieces()?;
+                let counts = if kept.is_none() { counter.take_words()? } else { Default::default() };
+                let words: Vec<(&str, u64)> = match &kept {
+                    Some(kept) => {
+                        // (At its size from the start: growing copies it, through fresh pages the kernel zeroes.)
+                        let mut words = Vec::with_capacity(kept.iter().map(|pieces| pieces.len()).sum());
+                        words.extend(kept.iter().flat_map(|pieces| pieces.iter().map(|piece| (piece, 1))));
+                        words
+                    }
+                    None => counts.iter().map(|(w, c)| (w.as_str(), *c)).collect(),
                 };
                 train::extend::encode_for_extension(old, &words, counter.pretokenizer(), &config, counter.pool())?
             };

@@ -439,12 +439,7 @@ impl WordCounter {
         let Some(kept) = &mut self.kept else { return };
         for pieces in std::mem::take(kept) {
             for piece in pieces.iter() {
-                match self.words.raw_entry_mut_v1().from_hash(word_hash(piece), |w| w.as_str() == piece) {
-                    RawEntryMut::Occupied(mut e) => *e.get_mut() += 1,
-                    RawEntryMut::Vacant(e) => {
-                        e.insert_hashed_nocheck(word_hash(piece), piece.to_string(), 1);
-                    }
-                }
+                add_count(&mut self.words, word_hash(piece), piece, 1);
             }
         }
     }
@@ -772,16 +767,20 @@ fn fold(
             continue;
         }
         for entry in local.into_ordered() {
-            let word = &*entry.word;
-            match words.raw_entry_mut_v1().from_hash(entry.hash, |w| w.as_str() == word) {
-                RawEntryMut::Occupied(mut e) => *e.get_mut() += entry.count,
-                RawEntryMut::Vacant(e) => {
-                    e.insert_hashed_nocheck(entry.hash, entry.word.into(), entry.count);
-                }
-            }
+            add_count(words, entry.hash, entry.word, entry.count);
         }
     }
     Ok(())
+}
+
+/// Adds `count` to `word`'s count (`hash` is its `word_hash`), after the words before it when it is new.
+fn add_count<W: AsRef<str> + Into<String>>(words: &mut WordCounts, hash: u64, word: W, count: u64) {
+    match words.raw_entry_mut_v1().from_hash(hash, |w| w.as_str() == word.as_ref()) {
+        RawEntryMut::Occupied(mut e) => *e.get_mut() += count,
+        RawEntryMut::Vacant(e) => {
+            e.insert_hashed_nocheck(hash, word.into(), count);
+        }
+    }
 }
 
 /// Counts the words of one work item.

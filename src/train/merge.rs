@@ -248,7 +248,8 @@ impl<'c> Merger<'c> {
         engine: Engine,
         pool: &rayon::ThreadPool,
     ) -> Result<Merger<'c>> {
-        // (Words of one token take no part: SuperBPE's second stage has ~1.5 M of them, most of its words.)
+        // (Averaged over the words that take part, as the layouts hold only those: `encode_words` leaves out words
+        // of one token, but a caller's words may have some.)
         let size = || words.mergeable(&vocab, pool);
         let inner = match choose_layout(engine, size, config, &vocab) {
             Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words)?, vocab)),

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NamedTuple
 
-from .. import _core, memory
+from .. import _core
 from .._tokenizer import Tokenizer
 from ..corpus import Part, Piece, part_pieces, part_texts
 from ..formats import ids, megatron
+from ..memory import release_memory
 from ..streams import encode_batches
 from ..writing import open_whole
 
@@ -39,7 +40,6 @@ __all__ = [
     "TaskTiming",
     "is_validation",
     "peak_rss_mb",
-    "release_memory",
     "resident_mb",
     "run_on_ray",
     "worker_memory_settings",
@@ -150,12 +150,6 @@ def resident_mb() -> float | None:
     return _status_mb("VmRSS")
 
 
-def release_memory(threads: int) -> None:
-    """Gives freed memory back to the OS: the core's (this thread's and its pool of `threads` threads') and the C
-    heap's (see `bytepair.memory.release_memory`)."""
-    memory.release_memory(threads)
-
-
 @dataclass
 class MemoryKeeper:
     """Gives a worker's freed memory back to the OS after a batch when the process holds more than `limit_mb`
@@ -169,10 +163,10 @@ class MemoryKeeper:
     #: The resident memory just after the last release (about the worker's live memory then).
     released_at: float = 0.0
 
-    def after_batch(self, threads: int) -> None:
+    def after_batch(self) -> None:
         resident = resident_mb()
         if resident is not None and resident > max(self.limit_mb, self.released_at + self.slack_mb):
-            release_memory(threads)
+            release_memory()
             self.released_at = resident_mb() or 0.0
 
 
@@ -338,7 +332,7 @@ def encode_task(context: Context, key: str, report: Report, task: EncodeTask) ->
             totals["input_bytes"] = sum(read.values())
             report(totals)
             del batch, packed, lengths, view
-            WORKER_MEMORY.after_batch(context.threads)
+            WORKER_MEMORY.after_batch()
             if number == 0:
                 _maybe_die(job.fault, key)
         finishing = time.perf_counter()  # closing the stack flushes the `.bin` files to disk: part of finishing
@@ -375,7 +369,7 @@ def count_task(context: Context, key: str, report: Report, part: Part) -> tuple[
             totals["documents"] += len(item)
         report(totals)
         del item
-        WORKER_MEMORY.after_batch(context.threads)
+        WORKER_MEMORY.after_batch()
         if number == 0:
             _maybe_die(job.fault, key)
     counts = counter.take_unit(part.index)
