@@ -92,6 +92,49 @@ def test_superwords_equal_the_reference(corpus, tie_break, mode, after, more):
         assert tok.decode(ids) == text
 
 
+#: First-stage patterns whose pieces cut the stretches differently: the built-in ones, one that leaves the
+#: spaces out, and a regex that looks ahead past a stretch's end ("a  " + "b").
+FIRST_STAGE_PATTERNS = ["gpt2", "cl100k", "o200k", "whitespace", r" ?\w+|\s+(?!\S)|\s+|[^\s\w]+"]
+mixed = st.sampled_from(list("aB c  D\n\t.,!'s9 0É日-") + ["'TIS", "The ", " OF the", "--", "1234", "\r\n", "<|s|>"])
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpus=st.lists(st.lists(mixed, max_size=40).map("".join), min_size=1, max_size=8),
+    pattern=st.sampled_from(FIRST_STAGE_PATTERNS),
+    lowercase=st.booleans(),
+    specials=st.sampled_from([(), ("<|s|>",)]),
+    tie_break=st.sampled_from(["first_seen", "hf", "lexicographic"]),
+    more=st.integers(1, 40),
+)
+def test_stretches_recorded_as_first_stage_words_equal_the_reference(
+    corpus, pattern, lowercase, specials, tie_break, more
+):
+    # The second stage's stretches are recorded as the first stage's words while those are counted: whatever
+    # the first pattern (its pieces may run past a stretch's end, or leave text out) and the normaliser.
+    opts = dict(pattern=pattern, lowercase=lowercase, special_tokens=specials, tie_break=tie_break)
+    transition = 256 + len(specials) + 3
+    assume(reference.word_frequencies(corpus, pattern, specials, lowercase))
+    tok = bytepair.train(corpus, transition + more, superwords_after=transition, **opts)
+    ref = reference.train(corpus, transition + more, superwords_after=transition, **opts)
+    assert tok.merges == ref.merges
+    assert tok.trace == ref.trace
+    text = "".join(corpus)
+    assert tok.encode(text, allowed_special="all") == ref.encode(text)
+
+
+def test_stretches_are_recorded_from_files_and_large_documents(tmp_path):
+    # A file is read line by line, a large document is counted whole (a cut that suits the first pattern may
+    # fall inside a stretch): the same merges as the texts given line by line.
+    lines = [line for _ in range(400) for line in LINES]
+    (tmp_path / "c.txt").write_text("".join(lines), encoding="utf-8", newline="")
+    by_line = bytepair.train(lines, 420, superwords_after=330)
+    assert bytepair.train(tmp_path / "c.txt", 420, superwords_after=330).merges == by_line.merges
+    whole = bytepair.train(["".join(lines)], 420, superwords_after=330)
+    assert whole.merges == bytepair.train(["".join(lines)], 420, superwords_after=330, threads=1).merges
+    assert whole.merges == reference.train(["".join(lines)], 420, superwords_after=330).merges
+
+
 def test_superword_tokens_cross_spaces_and_export(tmp_path):
     import tokenizers
 

@@ -308,12 +308,17 @@ def _alphabet(initial_alphabet: object) -> Literal["all", "corpus"] | tuple[str,
     return tuple(extra)
 
 
-def new_counts(settings: TrainSettings, keep_every_piece: bool = False) -> _core.WordCounts:
+def new_counts(
+    settings: TrainSettings, keep_every_piece: bool = False, record_stretches: bool = False
+) -> _core.WordCounts:
     """An empty word counter with the settings' pattern, special tokens and normaliser (the trained tokenizer then
     encodes with the same ones: training and encoding cannot drift apart). With tie_break="hf", special-token text
     found in the corpus is counted as ordinary text, as HF's trainer counts it (the others cut it out).
     `keep_every_piece`: the pieces are kept in corpus order, not counted, until the counts are asked for — for
-    pieces that nearly never repeat (SuperBPE's stretches), which an extension takes as they are."""
+    pieces that nearly never repeat (SuperBPE's stretches), which an extension takes as they are.
+    `record_stretches`: SuperBPE's stretches (the pieces of SUPERWORDS_PATTERN) are recorded as the words counted;
+    after training on the words, `extend_counts` on the same counter continues on the stretches (its second
+    stage)."""
     return _core.WordCounts(
         settings.pattern,
         list(settings.special_tokens),
@@ -322,6 +327,7 @@ def new_counts(settings: TrainSettings, keep_every_piece: bool = False) -> _core
         settings.unmatched or "keep",
         count_special_text=settings.tie_break == "hf",
         keep_every_piece=keep_every_piece,
+        record_stretches=record_stretches,
     )
 
 
@@ -341,16 +347,20 @@ def _count_with(
     errors: Literal["strict", "replace"],
     field: str | None = None,
     keep_every_piece: tuple[bool, ...] = (),
+    record_stretches: bool = False,
 ) -> list[_core.WordCounts]:
     """The words of `corpus` counted once per settings (their patterns may differ), in one pass over it: a corpus
     that is an iterator can be read only once. Progress shows the first counter's reading. `keep_every_piece`: per
-    settings, whether its counter keeps the pieces rather than counting them (see `new_counts`)."""
+    settings, whether its counter keeps the pieces rather than counting them; `record_stretches`: the first counter
+    records SuperBPE's stretches too (see `new_counts`)."""
     if errors not in ("strict", "replace"):
         raise ValueError(f'errors={errors!r} is not supported: use "strict" or "replace"')
     if field is not None and not isinstance(field, str):
         raise TypeError(f"field must be the name of the text field (a str), not {type(field).__name__}")
     keep = keep_every_piece or (False,) * len(settings)
-    all_counts = [new_counts(s, k) for s, k in zip(settings, keep, strict=True)]
+    all_counts = [
+        new_counts(s, k, record_stretches and i == 0) for i, (s, k) in enumerate(zip(settings, keep, strict=True))
+    ]
     first = all_counts[0]
     batches = arrow.text_batches(corpus, field)
     files = corpus_files(corpus) if batches is None else None
@@ -512,16 +522,15 @@ def _train_superwords(
     field: str | None = None,
 ) -> tuple[Tokenizer, Tokenizer]:
     """SuperBPE: the first stage (`settings.pattern`, up to `superwords_after`), then the second, which continues
-    on words cut by SUPERWORDS_PATTERN (see README). The corpus is read once, counted with both patterns.
-    Returns (first stage, result)."""
+    on words cut by SUPERWORDS_PATTERN (see README). The corpus is read once: its words are counted, and its
+    stretches recorded as those words (see `new_counts`). Returns (first stage, result)."""
     assert settings.superwords_after is not None
     first = replace(settings, vocab_size=settings.superwords_after, superwords_after=None)
     second = replace(settings, pattern=SUPERWORDS_PATTERN, superwords_after=None)
-    # The stretches are nearly all different: kept as they come, not counted (see `new_counts`).
-    words, superwords = _count_with(corpus, [first, second], errors, field, keep_every_piece=(False, True))
+    (counts,) = _count_with(corpus, [first], errors, field, record_stretches=True)
     # (A first stage that runs out of pairs before the transition is no reason to warn: the second goes on.)
-    stage1 = train_counts(words, first, warn=False)
-    return stage1, extend_counts(stage1, superwords, second, stacklevel + 1)
+    stage1 = train_counts(counts, first, warn=False)
+    return stage1, extend_counts(stage1, counts, second, stacklevel + 1)
 
 
 @overload

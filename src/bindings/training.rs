@@ -140,7 +140,12 @@ pub(super) fn extend_counts(
                 max_token_length,
                 tie_break,
             };
-            let symbols = {
+            let stretches = counter.take_stretches()?;
+            let symbols = if let Some(stretches) = stretches {
+                // SuperBPE's stretches, recorded as the first stage's words.
+                train::extend::check_extension(old, &config, counter.pool())?;
+                train::extend::encode_stretches(old, &stretches, counter.pool())?
+            } else {
                 // The words are freed before the layout is built: with it, they would make the peak. Pieces kept
                 // rather than counted (SuperBPE's stretches) are taken as they are, each once.
                 let kept = counter.take_pieces()?;
@@ -169,7 +174,7 @@ pub(super) fn extend_counts(
             let stop = stop_name(trained.stop);
             let tok = train::extend::finish_extension(
                 old,
-                counter.tokenizer(trained.vocab),
+                counter.extension_tokenizer(trained.vocab),
                 tie_break,
                 trained.merge_counts,
             )?;

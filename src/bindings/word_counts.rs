@@ -45,10 +45,12 @@ impl WordCounts {
     /// `count_special_text`: special tokens found in the text are counted as ordinary text (HF's trainer does).
     /// `keep_every_piece`: the pieces are kept in corpus order rather than counted, until something asks for the
     /// counts (SuperBPE's second stage extends a tokenizer on them as they are: see `WordCounter::keep_every_piece`).
+    /// `record_stretches`: SuperBPE's stretches are recorded too, as the words counted, for its second stage (see
+    /// `WordCounter::record_stretches`).
     #[new]
     #[pyo3(signature = (
         pattern, special_tokens, lowercase, threads=0, unmatched="keep", count_special_text=false,
-        keep_every_piece=false,
+        keep_every_piece=false, record_stretches=false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -59,14 +61,19 @@ impl WordCounts {
         unmatched: &str,
         count_special_text: bool,
         keep_every_piece: bool,
+        record_stretches: bool,
     ) -> PyResult<Self> {
-        let pattern = Pattern::from_name_or_regex(pattern, Unmatched::parse(unmatched).map_err(to_py)?);
+        let unmatched = Unmatched::parse(unmatched).map_err(to_py)?;
+        let pattern = Pattern::from_name_or_regex(pattern, unmatched);
         let mut counter = guarded(|| WordCounter::new(pattern, &special_tokens, lowercase, threads))?;
         if count_special_text {
             counter.count_special_text();
         }
         if keep_every_piece {
             counter.keep_every_piece();
+        }
+        if record_stretches {
+            guarded(|| counter.record_stretches(unmatched))?;
         }
         let progress = Mutex::new(Progress::new(false, None, check_signals));
         Ok(WordCounts { counter: Mutex::new(counter), progress, files_read: Default::default() })

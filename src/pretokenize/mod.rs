@@ -20,7 +20,7 @@ pub mod oniguruma;
 pub mod split;
 mod superwords;
 
-pub use superwords::SUPERWORDS;
+pub use superwords::{SUPERWORDS, split_superwords};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 

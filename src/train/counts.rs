@@ -26,8 +26,9 @@ use indexmap::map::raw_entry_v1::RawEntryMut;
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
+use super::stretches::{StretchBlock, Stretches};
 use crate::error::{Error, Result};
-use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher};
+use crate::pretokenize::{Pattern, PreTokenizer, Segment, SpecialMatcher, Unmatched};
 use crate::tokenizer::Tokenizer;
 use crate::vocab::Vocab;
 
@@ -48,6 +49,8 @@ struct LocalCounts {
     special_bytes: u64,
     /// The item's pieces in order, not counted, when the counter keeps every piece (then `table` stays empty).
     kept: Option<Pieces>,
+    /// The item's SuperBPE stretches, as its words, when the counter records them (`record_stretches`).
+    stretches: Option<StretchBlock>,
 }
 
 /// Pieces of text kept in the order they were cut, each once (`WordCounter::keep_every_piece`): piece `i` is
@@ -72,6 +75,12 @@ impl Pieces {
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
+
+    /// Adds a piece after the others.
+    pub fn push(&mut self, piece: &str) {
+        self.text.push_str(piece);
+        self.ends.push(self.text.len());
+    }
 }
 
 struct LocalEntry {
@@ -94,12 +103,12 @@ fn head(bytes: &[u8]) -> [u8; 16] {
 }
 
 impl LocalCounts {
+    /// Counts `piece`; returns its word's index in the item (in order of first appearance; 0 for kept pieces).
     #[inline]
-    fn add(&mut self, piece: &str) {
+    fn add(&mut self, piece: &str) -> u32 {
         if let Some(kept) = &mut self.kept {
-            kept.text.push_str(piece);
-            kept.ends.push(kept.text.len());
-            return;
+            kept.push(piece);
+            return 0;
         }
         let hash = word_hash(piece);
         let bytes = piece.as_bytes();
@@ -112,11 +121,12 @@ impl LocalCounts {
         };
         if let Some(entry) = self.table.find_mut(hash, matches) {
             entry.count += 1;
-            return;
+            return entry.first;
         }
         let first = self.table.len() as u32;
         let word: Box<str> = piece.into();
         self.table.insert_unique(hash, LocalEntry { hash, first, count: 1, head: start, word }, |e| e.hash);
+        first
     }
 
     /// The entries in order of first appearance.
@@ -170,6 +180,8 @@ pub struct WordCounter {
     pending: Vec<Result<LocalCounts>>,
     /// Pieces kept in corpus order rather than counted (`keep_every_piece`), not yet folded into `words`.
     kept: Option<Vec<Pieces>>,
+    /// SuperBPE's stretches as the words counted (`record_stretches`), and the pre-tokenizer that cuts them.
+    stretches: Option<(Stretches, PreTokenizer)>,
     /// Bytes of text seen so far (for progress and reports).
     pub bytes_seen: u64,
     /// Bytes of special tokens cut out of it (folded ones: see `special_bytes`).
@@ -204,6 +216,7 @@ impl WordCounter {
             words: WordCounts::default(),
             pending: Vec::new(),
             kept: None,
+            stretches: None,
             bytes_seen: 0,
             special_bytes: 0,
         })
@@ -236,6 +249,46 @@ impl WordCounter {
             return Ok(None);
         }
         Ok(self.kept.as_mut().map(std::mem::take))
+    }
+
+    /// Records SuperBPE's stretches (the pieces of `SUPERWORDS`, with `unmatched` as its pattern's) from now on,
+    /// as the words counted: see `stretches`. The counter takes text only (no words counted elsewhere), and
+    /// does not cut large documents (a cut safe for the pattern may fall inside a stretch).
+    pub fn record_stretches(&mut self, unmatched: Unmatched) -> Result<()> {
+        let pattern = Pattern::Custom { regex: crate::pretokenize::SUPERWORDS.to_string(), unmatched };
+        self.stretches = Some((Stretches::default(), PreTokenizer::new(pattern)?));
+        Ok(())
+    }
+
+    /// The stretches recorded since `record_stretches` (None without it), in corpus order, with the text of
+    /// every word they refer to; the counter keeps its words (`take_words`, before or after).
+    pub fn take_stretches(&mut self) -> Result<Option<Stretches>> {
+        self.flush()?;
+        let Some((stretches, _)) = &mut self.stretches else { return Ok(None) };
+        if !stretches.has_words() {
+            stretches.keep_words(self.words.keys().map(String::as_str));
+        }
+        Ok(Some(std::mem::take(stretches)))
+    }
+
+    /// The tokenizer an extension on these counts makes, around `vocab`: `tokenizer`, or when stretches are
+    /// recorded (`record_stretches`), one that cuts text into them.
+    pub fn extension_tokenizer(&self, vocab: Vocab) -> Tokenizer {
+        match &self.stretches {
+            Some((_, pretokenizer)) => Tokenizer { pretokenizer: pretokenizer.clone(), ..self.tokenizer(vocab) },
+            None => self.tokenizer(vocab),
+        }
+    }
+
+    /// Refuses words counted elsewhere when stretches are recorded: they would have none.
+    fn text_only(&self) -> Result<()> {
+        match self.stretches {
+            Some(_) => Err(Error::value(
+                "internal error: this counter records SuperBPE's stretches from text; it cannot take counted words"
+                    .to_string(),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Whether no word was counted or kept.
@@ -370,7 +423,7 @@ impl WordCounter {
                 special_bytes += self.cut.tokens()[i].len() as u64;
             }
             if let Segment::Text(mut part) = segment {
-                while part.len() > target {
+                while part.len() > target && self.stretches.is_none() {
                     match safe_cut(&self.pretokenizer.pattern, part, target) {
                         Some(cut) => {
                             work.push(Work::Piece(&part[..cut]));
@@ -394,9 +447,11 @@ impl WordCounter {
     /// counting work; overlapping it with the next batch keeps every core busy (measured: serial folding left
     /// one of two cores idle a fifth of the time).
     fn count_work(&mut self, work: &[Work<'_>]) -> Result<()> {
-        let WordCounter { pretokenizer, cut, lowercase, pool, words, pending, special_bytes, kept, .. } = self;
+        let WordCounter { pretokenizer, cut, lowercase, pool, words, pending, special_bytes, kept, stretches, .. } =
+            self;
         let (pretokenizer, specials, lowercase) = (&*pretokenizer, &*cut, *lowercase);
         let keep = kept.is_some();
+        let record = stretches.is_some();
         let previous = std::mem::take(pending);
         // This thread waits checking for Ctrl-C (a custom regex can be slow), which stops the counting threads'
         // loops too; waiting inside `install` it could check nothing until the batch was done.
@@ -409,12 +464,12 @@ impl WordCounter {
                             // A clone per item: a regex shared between threads serialises them on its scratch pool.
                             .map(|item| {
                                 crate::progress::sharing_stop(&stop, || {
-                                    count_item(&pretokenizer.clone(), specials, lowercase, keep, item)
+                                    count_item(&pretokenizer.clone(), specials, lowercase, (keep, record), item)
                                 })
                             })
                             .collect::<Vec<_>>()
                     },
-                    || fold(words, kept, special_bytes, previous),
+                    || fold(words, kept, stretches, special_bytes, previous),
                 )
             })
         })?;
@@ -424,7 +479,8 @@ impl WordCounter {
 
     /// Folds the counts still pending into `words`.
     fn flush(&mut self) -> Result<()> {
-        fold(&mut self.words, &mut self.kept, &mut self.special_bytes, std::mem::take(&mut self.pending))
+        let pending = std::mem::take(&mut self.pending);
+        fold(&mut self.words, &mut self.kept, &mut self.stretches, &mut self.special_bytes, pending)
     }
 
     /// Folds the pending counts in, and counts the kept pieces (see `keep_every_piece`) after them.
@@ -447,6 +503,9 @@ impl WordCounter {
     /// Takes the words out (training consumes them), leaving the counter empty.
     pub fn take_words(&mut self) -> Result<WordCounts> {
         self.settle()?;
+        if let Some((stretches, _)) = &mut self.stretches {
+            stretches.keep_words(self.words.keys().map(String::as_str));
+        }
         self.pool.broadcast(|_| crate::release_freed_memory());
         crate::release_freed_memory();
         Ok(std::mem::take(&mut self.words))
@@ -501,6 +560,7 @@ impl WordCounter {
 
     /// `add_counted_word` for a word the caller owns (a chromosome need not be copied).
     pub fn add_counted_owned(&mut self, word: String, count: u64) -> Result<()> {
+        self.text_only()?;
         self.settle()?;
         if count == 0 || word.is_empty() {
             return Ok(());
@@ -518,6 +578,7 @@ impl WordCounter {
 
     /// Adds a word counted elsewhere (taken as one piece: it is not pre-tokenized again).
     pub fn add_counted_word(&mut self, word: &str, count: u64) -> Result<()> {
+        self.text_only()?;
         self.settle()?;
         if count == 0 || word.is_empty() {
             return Ok(());
@@ -541,6 +602,7 @@ impl WordCounter {
     /// Takes in counts merged elsewhere (`FirstSeenCounts`): the words, already normalised and pre-tokenized,
     /// in order of first appearance, and the byte totals they came from.
     pub fn load_counts(&mut self, counts: FirstSeenCounts) -> Result<()> {
+        self.text_only()?;
         self.settle()?;
         self.bytes_seen += counts.bytes_seen;
         self.special_bytes += counts.special_bytes;
@@ -558,6 +620,7 @@ impl WordCounter {
     /// Takes the words counted so far out as the counts of one unit of a larger corpus (see `FirstSeenCounts`),
     /// with the bytes they came from, leaving the counter empty for the next unit.
     pub fn take_unit(&mut self, unit: u64) -> Result<FirstSeenCounts> {
+        self.text_only()?;
         self.settle()?;
         let special_bytes = self.special_bytes()?;
         let words = std::mem::take(&mut self.words);
@@ -756,6 +819,7 @@ impl<'a> WireReader<'a> {
 fn fold(
     words: &mut WordCounts,
     kept: &mut Option<Vec<Pieces>>,
+    stretches: &mut Option<(Stretches, PreTokenizer)>,
     special_bytes: &mut u64,
     locals: Vec<Result<LocalCounts>>,
 ) -> Result<()> {
@@ -766,19 +830,43 @@ fn fold(
             all.push(pieces);
             continue;
         }
-        for entry in local.into_ordered() {
-            add_count(words, entry.hash, entry.word, entry.count);
+        let block = local.stretches.take();
+        let entries = local.into_ordered();
+        match (stretches.as_mut(), block) {
+            (Some((all, _)), Some(mut block)) => {
+                // The item's word indices become the corpus-wide table's.
+                let mut index = Vec::with_capacity(entries.len());
+                for entry in entries {
+                    let i = add_count(words, entry.hash, entry.word, entry.count);
+                    index.push(u32::try_from(i).map_err(|_| {
+                        Error::value("the corpus holds more than 2^32 distinct words: train on a sample".to_string())
+                    })?);
+                }
+                block.map_words(&index);
+                all.blocks.push(block);
+            }
+            _ => {
+                for entry in entries {
+                    add_count(words, entry.hash, entry.word, entry.count);
+                }
+            }
         }
     }
     Ok(())
 }
 
-/// Adds `count` to `word`'s count (`hash` is its `word_hash`), after the words before it when it is new.
-fn add_count<W: AsRef<str> + Into<String>>(words: &mut WordCounts, hash: u64, word: W, count: u64) {
+/// Adds `count` to `word`'s count (`hash` is its `word_hash`), after the words before it when it is new;
+/// returns the word's index.
+fn add_count<W: AsRef<str> + Into<String>>(words: &mut WordCounts, hash: u64, word: W, count: u64) -> usize {
+    let new = words.len();
     match words.raw_entry_mut_v1().from_hash(hash, |w| w.as_str() == word.as_ref()) {
-        RawEntryMut::Occupied(mut e) => *e.get_mut() += count,
+        RawEntryMut::Occupied(mut e) => {
+            *e.get_mut() += count;
+            e.index()
+        }
         RawEntryMut::Vacant(e) => {
             e.insert_hashed_nocheck(hash, word.into(), count);
+            new
         }
     }
 }
@@ -788,10 +876,14 @@ fn count_item(
     pretokenizer: &PreTokenizer,
     specials: &SpecialMatcher,
     lowercase: bool,
-    keep: bool,
+    (keep, record): (bool, bool),
     item: &Work<'_>,
 ) -> Result<LocalCounts> {
-    let mut local = LocalCounts { kept: keep.then(Pieces::default), ..LocalCounts::default() };
+    let mut local = LocalCounts {
+        kept: keep.then(Pieces::default),
+        stretches: record.then(StretchBlock::default),
+        ..LocalCounts::default()
+    };
     // Special tokens are cut out of each document first; they are never counted.
     let mut document = |text: &str| {
         specials.segments(text, |segment| match segment {
@@ -810,13 +902,29 @@ fn count_item(
     Ok(local)
 }
 
-/// Normalises and pre-tokenizes special-token-free text, counting each piece.
+/// Normalises and pre-tokenizes special-token-free text, counting each piece (and recording its stretches, when
+/// the item records them).
 fn count_text(pretokenizer: &PreTokenizer, lowercase: bool, text: &str, local: &mut LocalCounts) -> Result<()> {
-    if lowercase {
-        let lowered = crate::pretokenize::lowercase(text);
-        return pretokenizer.split(&lowered, |piece| local.add(piece));
-    }
-    pretokenizer.split(text, |piece| local.add(piece))
+    let lowered;
+    let text = if lowercase {
+        lowered = crate::pretokenize::lowercase(text);
+        lowered.as_str()
+    } else {
+        text
+    };
+    let Some(mut block) = local.stretches.take() else {
+        return pretokenizer.split(text, |piece| {
+            local.add(piece);
+        });
+    };
+    let mut recorder = block.recorder(text);
+    let split = pretokenizer.split(text, |piece| {
+        let word = local.add(piece);
+        recorder.piece(piece, word);
+    });
+    recorder.finish();
+    local.stretches = Some(block);
+    split
 }
 
 /// A byte offset at or after `from` where `text` may be cut without changing its words: the pattern splits

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::layout::{SymbolPart, SymbolWords};
+use super::stretches::{Stretch, StretchBlock, Stretches};
 use super::{Engine, Merger, TieBreak, TrainConfig};
 use crate::encode::caches::Scratch;
 use crate::encode::piece::{PieceEncoder, PieceError};
@@ -51,6 +52,13 @@ pub fn encode_for_extension(
     config: &TrainConfig,
     pool: &rayon::ThreadPool,
 ) -> Result<SymbolWords> {
+    check_extension(tok, config, pool)?;
+    encode_words(tok, words, counted_with, pool)
+}
+
+/// Refuses to extend `tok` to `config.vocab_size` ids when that is fewer than it has, or when the extension could
+/// not keep its ids.
+pub fn check_extension(tok: &Tokenizer, config: &TrainConfig, pool: &rayon::ThreadPool) -> Result<()> {
     let have = tok.vocab.len();
     if config.vocab_size < have {
         return Err(Error::value(format!(
@@ -65,7 +73,7 @@ pub fn encode_for_extension(
     if tok.vocab.rank_by_bytes {
         check_merges_keep_ids(&tok.vocab, pool)?;
     }
-    encode_words(tok, words, counted_with, pool)
+    Ok(())
 }
 
 /// The merge loop for extending `tok` on its encoding of the corpus's words (`encode_for_extension`), with
@@ -136,65 +144,14 @@ pub fn encode_words(
     counted_with: &PreTokenizer,
     pool: &rayon::ThreadPool,
 ) -> Result<SymbolWords> {
-    let vocab = &tok.vocab;
-    let replay = (!vocab.explicit_ids && makes_a_token_twice(vocab)).then(|| Replay::new(vocab));
-    let fast =
-        if replay.is_none() { tok.fast.get_or_init(|| crate::encode::piece_encoder(vocab)).as_ref() } else { None };
-    let junctions = match fast {
-        Some(_) if counted_with.pattern != tok.pretokenizer.pattern && !vocab.whole_pieces => {
-            Some(Junctions::new(vocab))
-        }
-        _ => None,
-    };
+    let encoder = WordEncoder::new(tok, counted_with.pattern != tok.pretokenizer.pattern);
     let encode_chunk = |scratch: &mut Scratch, chunk: &[(&str, u64)]| -> Result<SymbolPart> {
-        // Room for two bytes per token, seldom outgrown (English encodes to ~4): a growing vector copies itself
-        // into fresh pages, which the kernel zeroes first, and holds up to twice its size meanwhile.
         let bytes: usize = chunk.iter().map(|(w, _)| w.len()).sum();
-        let mut part = SymbolPart {
-            ids: Vec::with_capacity(bytes / 2 + 16),
-            ends: Vec::with_capacity(chunk.len()),
-            counts: Vec::with_capacity(chunk.len()),
-        };
+        let mut part = symbol_part(bytes, chunk.len());
         for &(word, count) in chunk {
-            let ids = &mut part.ids;
-            let before = ids.len();
-            match (&replay, fast, &junctions) {
-                (Some(replay), _, _) => {
-                    initial_symbols(vocab, word, ids)?;
-                    replay.apply(ids, before);
-                }
-                (None, Some(encoder), Some(junctions)) => {
-                    // Piece by piece (the frequent pieces come from the encoder's cache), unless a merge could
-                    // join two pieces: then the whole stretch.
-                    // (A pattern that leaves text out of its pieces does not cut the stretch: whole, then.)
-                    let mut covered = 0;
-                    let mut joinable = false;
-                    let mut failed = Ok(());
-                    tok.pretokenizer.split(word, |piece| {
-                        let at = piece.as_ptr() as usize - word.as_ptr() as usize;
-                        let bytes = piece.as_bytes();
-                        joinable |= at != covered || (at > 0 && junctions.joins(word.as_bytes()[at - 1], bytes[0]));
-                        covered = at + bytes.len();
-                        if !joinable && failed.is_ok() {
-                            failed = encode_fast(encoder, vocab, piece, scratch, ids);
-                        }
-                    })?;
-                    joinable |= covered != word.len();
-                    if joinable {
-                        ids.truncate(before);
-                        encode_fast(encoder, vocab, word, scratch, ids)?;
-                    } else {
-                        failed?;
-                    }
-                }
-                (None, Some(encoder), None) => encode_fast(encoder, vocab, word, scratch, ids)?,
-                (None, None, _) => encode_general(vocab, word, ids)?,
-            }
-            if ids.len() - before < 2 {
-                ids.truncate(before); // one token: no pair to merge, ever (most of SuperBPE's pieces are)
-                continue;
-            }
-            part.push_word(count)?;
+            let before = part.ids.len();
+            encoder.encode(word, scratch, &mut part.ids)?;
+            push_mergeable(&mut part, before, count)?;
         }
         Ok(part)
     };
@@ -208,6 +165,195 @@ pub fn encode_words(
         out.push_part(part?);
     }
     Ok(out)
+}
+
+/// SuperBPE's stretches, recorded as the first stage's words (see `stretches`), as `tok` (the first stage)
+/// makes them, each once and in order, on `pool`; stretches of one token are left out. Each distinct word is
+/// encoded once; a stretch is its words' tokens one after the other unless a merge could join two of its words
+/// (`Junctions`), and then it is encoded whole, as are the stretches kept as text.
+pub fn encode_stretches(tok: &Tokenizer, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<SymbolWords> {
+    let encoder = WordEncoder::new(tok, true);
+    let words = match &encoder.junctions {
+        Some(_) => Some(EncodedWords::new(&encoder, stretches, pool)?),
+        None => None, // (no rule to tell when words may be joined: every stretch is encoded whole)
+    };
+    let encode_block = |(scratch, text): &mut (Scratch, String), block: &StretchBlock| -> Result<SymbolPart> {
+        let mut part = symbol_part(block.len() * 16, block.len());
+        for stretch in block.iter() {
+            let before = part.ids.len();
+            match stretch {
+                Stretch::Text(t) => encoder.encode(t, scratch, &mut part.ids)?,
+                Stretch::Words(ws) => match (&words, &encoder.junctions) {
+                    (Some(words), Some(junctions)) if !words.joinable(ws, junctions) => {
+                        for &w in ws {
+                            part.ids.extend_from_slice(words.ids(w));
+                        }
+                    }
+                    _ => {
+                        text.clear();
+                        text.extend(ws.iter().map(|&w| stretches.word(w)));
+                        encoder.encode_whole(text, scratch, &mut part.ids)?;
+                    }
+                },
+            }
+            push_mergeable(&mut part, before, 1)?;
+        }
+        Ok(part)
+    };
+    let parts: Vec<Result<SymbolPart>> = pool.install(|| {
+        let fresh = || (Scratch::default(), String::new());
+        stretches.blocks.par_iter().map_init(fresh, encode_block).collect()
+    });
+    let mut out = SymbolWords::default();
+    for part in parts {
+        out.push_part(part?);
+    }
+    Ok(out)
+}
+
+/// Room for a part of `words` words of `bytes` bytes: two bytes per token, seldom outgrown (English encodes to
+/// ~4): a growing vector copies itself into fresh pages, which the kernel zeroes first, and holds up to twice its
+/// size meanwhile.
+fn symbol_part(bytes: usize, words: usize) -> SymbolPart {
+    SymbolPart {
+        ids: Vec::with_capacity(bytes / 2 + 16),
+        ends: Vec::with_capacity(words),
+        counts: Vec::with_capacity(words),
+    }
+}
+
+/// Ends the word whose tokens start at `before` in `part`, occurring `count` times, or drops it when it is one
+/// token: no pair to merge, ever (most of SuperBPE's pieces are).
+fn push_mergeable(part: &mut SymbolPart, before: usize, count: u64) -> Result<()> {
+    if part.ids.len() - before < 2 {
+        part.ids.truncate(before);
+        return Ok(());
+    }
+    part.push_word(count)
+}
+
+/// How a word becomes `tok`'s tokens (see the module notes).
+struct WordEncoder<'t> {
+    vocab: &'t Vocab,
+    pretokenizer: &'t PreTokenizer,
+    replay: Option<Replay>,
+    fast: Option<&'t PieceEncoder>,
+    /// For words longer than `tok`'s pieces (stretches), encoded piece by piece when no merge joins two pieces.
+    junctions: Option<Junctions>,
+}
+
+impl<'t> WordEncoder<'t> {
+    /// `stretches`: the words may be longer than `tok`'s pieces (they were cut with another pattern).
+    fn new(tok: &'t Tokenizer, stretches: bool) -> WordEncoder<'t> {
+        let vocab = &tok.vocab;
+        let replay = (!vocab.explicit_ids && makes_a_token_twice(vocab)).then(|| Replay::new(vocab));
+        let fast =
+            if replay.is_none() { tok.fast.get_or_init(|| crate::encode::piece_encoder(vocab)).as_ref() } else { None };
+        let junctions = (fast.is_some() && stretches && !vocab.whole_pieces).then(|| Junctions::new(vocab));
+        WordEncoder { vocab, pretokenizer: &tok.pretokenizer, replay, fast, junctions }
+    }
+
+    /// Appends `word`'s tokens to `ids`.
+    fn encode(&self, word: &str, scratch: &mut Scratch, ids: &mut Vec<u32>) -> Result<()> {
+        let (Some(encoder), Some(junctions)) = (self.fast, &self.junctions) else {
+            return self.encode_whole(word, scratch, ids);
+        };
+        // Piece by piece (the frequent pieces come from the encoder's cache), unless a merge could join two
+        // pieces: then the whole stretch.
+        // (A pattern that leaves text out of its pieces does not cut the stretch: whole, then.)
+        let before = ids.len();
+        let mut covered = 0;
+        let mut joinable = false;
+        let mut failed = Ok(());
+        self.pretokenizer.split(word, |piece| {
+            let at = piece.as_ptr() as usize - word.as_ptr() as usize;
+            let bytes = piece.as_bytes();
+            joinable |= at != covered || (at > 0 && junctions.joins(word.as_bytes()[at - 1], bytes[0]));
+            covered = at + bytes.len();
+            if !joinable && failed.is_ok() {
+                failed = encode_fast(encoder, self.vocab, piece, scratch, ids);
+            }
+        })?;
+        joinable |= covered != word.len();
+        if joinable {
+            ids.truncate(before);
+            encode_fast(encoder, self.vocab, word, scratch, ids)
+        } else {
+            failed
+        }
+    }
+
+    /// Appends `word`'s tokens to `ids`, the word taken as one piece.
+    fn encode_whole(&self, word: &str, scratch: &mut Scratch, ids: &mut Vec<u32>) -> Result<()> {
+        match (&self.replay, self.fast) {
+            (Some(replay), _) => {
+                let before = ids.len();
+                initial_symbols(self.vocab, word, ids)?;
+                replay.apply(ids, before);
+                Ok(())
+            }
+            (None, Some(encoder)) => encode_fast(encoder, self.vocab, word, scratch, ids),
+            (None, None) => encode_general(self.vocab, word, ids),
+        }
+    }
+}
+
+/// The tokens of every word the stretches refer to, each encoded once, with the bytes at its two ends.
+struct EncodedWords {
+    ids: Vec<u32>,
+    /// Word `i`'s tokens are `ids[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    /// Each word's first and last byte.
+    edges: Vec<(u8, u8)>,
+}
+
+impl EncodedWords {
+    fn new(encoder: &WordEncoder<'_>, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<EncodedWords> {
+        let n = stretches.word_count() as u32;
+        let per_task = WORDS_PER_TASK.max(n as usize / (pool.current_num_threads() * TASKS_PER_THREAD) + 1) as u32;
+        let encode_range = |scratch: &mut Scratch, from: u32| -> Result<(Vec<u32>, Vec<u32>)> {
+            let (mut ids, mut lengths) = (Vec::new(), Vec::new());
+            for w in from..(from + per_task).min(n) {
+                let before = ids.len();
+                encoder.encode_whole(stretches.word(w), scratch, &mut ids)?;
+                lengths.push((ids.len() - before) as u32);
+            }
+            Ok((ids, lengths))
+        };
+        let chunks: Vec<Result<(Vec<u32>, Vec<u32>)>> = pool.install(|| {
+            (0..n.div_ceil(per_task))
+                .into_par_iter()
+                .map_init(Scratch::default, |s, i| encode_range(s, i * per_task))
+                .collect()
+        });
+        let mut out = EncodedWords { ids: Vec::new(), starts: vec![0], edges: Vec::with_capacity(n as usize) };
+        for chunk in chunks {
+            let (ids, lengths) = chunk?;
+            for length in lengths {
+                let end = out.starts.last().copied().unwrap_or(0) as u64 + length as u64;
+                out.starts.push(u32::try_from(end).map_err(|_| {
+                    Error::value(
+                        "the first stage's words hold more than 2^32 tokens: train SuperBPE on a sample".to_string(),
+                    )
+                })?);
+            }
+            out.ids.extend_from_slice(&ids);
+        }
+        for w in 0..n {
+            let bytes = stretches.word(w).as_bytes();
+            out.edges.push((bytes[0], bytes[bytes.len() - 1]));
+        }
+        Ok(out)
+    }
+
+    fn ids(&self, w: u32) -> &[u32] {
+        &self.ids[self.starts[w as usize] as usize..self.starts[w as usize + 1] as usize]
+    }
+
+    /// Whether a merge could join two consecutive words of `words`.
+    fn joinable(&self, words: &[u32], junctions: &Junctions) -> bool {
+        words.windows(2).any(|pair| junctions.joins(self.edges[pair[0] as usize].1, self.edges[pair[1] as usize].0))
+    }
 }
 
 /// The pairs of bytes that a merge can join: the last byte of its left part and the first of its right part

@@ -22,6 +22,7 @@ pub mod extend;
 mod layout;
 mod merge;
 mod occurrences;
+pub mod stretches;
 
 pub use control::{Boundaries, Veto, parse_classes};
 pub use layout::SymbolWords;
