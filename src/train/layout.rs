@@ -463,6 +463,11 @@ impl WordCountIndex {
     }
 }
 
+/// How far around an occurrence the merge loop prefetches, in bytes of the layout: the symbols before and after
+/// the pair it merges start within this reach for most tokens, often on the cache line before or after the
+/// occurrence's (SuperBPE's second stage, where tokens span many bytes: its 8 000 merges 0.97 → 0.84 s).
+const NEIGHBOUR_REACH_BYTES: usize = 48;
+
 impl<T: Symbol> Layout for Compact<T> {
     const LEAN: bool = true;
     type List = DeltaList;
@@ -542,8 +547,11 @@ impl<T: Symbol> Layout for Compact<T> {
 
     #[inline(always)]
     fn prefetch(&self, p: u32) {
-        crate::prefetch(&self.ids[p as usize]);
-        self.counts.prefetch_block(p);
+        let (p, reach) = (p as usize, NEIGHBOUR_REACH_BYTES / std::mem::size_of::<T>());
+        crate::prefetch(&self.ids[p]);
+        crate::prefetch(&self.ids[p.saturating_sub(reach)]);
+        crate::prefetch(&self.ids[(p + reach).min(self.ids.len() - 1)]);
+        self.counts.prefetch_block(p as u32);
     }
 
     /// The word's end and count, found through the block fetched by `prefetch` (perf: the three dependent
