@@ -146,8 +146,36 @@ fn isolated_starts(text: &str, i: usize) -> bool {
 /// piece (a space does only before whitespace, a number or two marks) or a line break, so a stretch goes on
 /// over them without asking what each character is (perf: classifying every character three times was a third of
 /// counting 110 MB of English for SuperBPE's second stage).
+///
+/// Eight bytes at a time (perf: byte by byte, this loop was ~12 % of counting with stretches recorded).
 #[inline]
 fn ascii_words_end(bytes: &[u8], mut i: usize) -> usize {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const EACH: u64 = 0x0101_0101_0101_0101;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // Per byte, in its high bit: an ASCII letter (case folded, 'a'..='z'), a space.
+        let folded = (w | (0x20 * EACH)) & LOW;
+        let from_a = (folded + (0x80 - b'a' as u64) * EACH) & HIGH;
+        let past_z = (folded + (0x80 - b'z' as u64 - 1) * EACH) & HIGH;
+        let letter = from_a & !past_z & !w & HIGH;
+        let not_space = w ^ (b' ' as u64 * EACH);
+        let space = !(((not_space & LOW) + LOW) | not_space) & HIGH;
+        // A space goes on when the next byte is a letter (the ninth byte's, for the last one).
+        let ninth = bytes.get(i + 8).is_some_and(u8::is_ascii_alphabetic) as u64;
+        let next_letter = (letter >> 8) | (ninth << 63);
+        let stop = !(letter | (space & next_letter)) & HIGH;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    ascii_words_end_bytewise(bytes, i)
+}
+
+/// `ascii_words_end` a byte at a time.
+fn ascii_words_end_bytewise(bytes: &[u8], mut i: usize) -> usize {
     loop {
         match bytes.get(i) {
             Some(b) if b.is_ascii_alphabetic() => i += 1,
@@ -224,6 +252,38 @@ mod tests {
                 index[pos] += 1;
                 for k in &mut index[pos + 1..] {
                     *k = 0;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn words_end_where_they_do_byte_by_byte() {
+        let alphabet = b"aZz@[`{ \n.0\x80\xc3\xa9AyY";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 40) as usize;
+            let bytes: Vec<u8> =
+                (0..len).map(|k| alphabet[((state >> (k % 50)) as usize + k * 7 + round) % alphabet.len()]).collect();
+            for from in 0..=len {
+                assert_eq!(
+                    ascii_words_end(&bytes, from),
+                    ascii_words_end_bytewise(&bytes, from),
+                    "{bytes:?} from {from}"
+                );
+            }
+        }
+        // Every byte value, alone and before a letter, at every place of a chunk.
+        for b in 0..=255u8 {
+            for at in 0..10 {
+                for next in [b'a', b' ', b'1'] {
+                    let mut bytes = vec![b'a'; 12];
+                    bytes[at] = b;
+                    bytes[at + 1] = next;
+                    assert_eq!(ascii_words_end(&bytes, 0), ascii_words_end_bytewise(&bytes, 0), "{bytes:?}");
                 }
             }
         }

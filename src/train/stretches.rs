@@ -28,6 +28,8 @@ pub struct StretchBlock {
     /// Per stretch: `AS_TEXT`, or the end of its words in `words`.
     ends: Vec<u32>,
     texts: Pieces,
+    /// The stretch ends of the text being recorded (kept for the next text: one allocation per item, not per line).
+    scratch: Vec<usize>,
 }
 
 /// One stretch of a `StretchBlock`.
@@ -65,7 +67,8 @@ impl StretchBlock {
     /// counted: call `piece` for each of them, in order, with the index its word got, then `finish`. A block
     /// holds at most 2^31 word entries (a counting item is a few MB).
     pub fn recorder<'t>(&mut self, text: &'t str) -> StretchRecorder<'_, 't> {
-        let mut ends = Vec::new();
+        let mut ends = std::mem::take(&mut self.scratch);
+        ends.clear();
         let mut sink = |piece: &'t str| ends.push(offset(text, piece) + piece.len());
         split_superwords(text, &mut sink);
         let words_start = self.words.len();
@@ -151,6 +154,7 @@ impl StretchRecorder<'_, '_> {
         while self.next < self.ends.len() {
             self.close();
         }
+        self.block.scratch = std::mem::take(&mut self.ends);
     }
 }
 
