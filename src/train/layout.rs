@@ -6,15 +6,17 @@
 //! - `Slots`: one 24-byte slot per unit position (symbol id, next and previous symbol, the word's count).
 //!   Best for ordinary text — many short words, where a merge's cache misses are one slot each.
 //! - `Compact`: one symbol id per unit position, 2 bytes (vocabularies up to 65 535 ids) or 4 — for corpora
-//!   of few, long words (genomes: a chromosome is one word). There are no links: a symbol's length in units
-//!   is its token's, so the next symbol starts at `p + units(id)`, and the previous one is found from the id
-//!   written again at each symbol's *last* position: `p - units(ids[p - 1])`. Positions inside a symbol hold
+//!   of few, long words (genomes: a chromosome is one word; SuperBPE's stretches, whose units are the first
+//!   stage's tokens). There are no links: a symbol's length in units is its token's (but for a token made
+//!   again from other parts, see `Compact`), so the next symbol starts at `p + units(id)`, and the previous
+//!   one is found from the id written again at each symbol's *last* position: `p - units(ids[p - 1])`. Positions inside a symbol hold
 //!   `DEAD`, and so does one separator position before and after each word. A word's count is looked up
 //!   through a table of word ends (skipped when all counts are equal, as for genome chunks). With 4-byte
 //!   occurrence lists that are compacted when mostly stale, training holds ~6-8 bytes per base instead of
 //!   ~70.
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::occurrences::{DeltaList, OccurrenceList};
 use crate::error::{Error, Result};
@@ -58,8 +60,8 @@ pub(super) trait Layout: Sync {
     fn prefetch(&self, p: u32);
     /// A second prefetch for `p`, about half as far ahead, of what depends on data the first one fetched.
     fn prefetch_more(&self, _p: u32) {}
-    /// A merge made token `id`, `units` long (the compact layout keeps every token's length).
-    fn token_added(&mut self, id: u32, units: u32);
+    /// A merge made token `id` (new, or one that existed: see the merge loop's notes).
+    fn token_added(&mut self, id: u32);
 }
 
 /// Words that are already sequences of tokens (an existing tokenizer's encoding of them), in parts laid end
@@ -251,7 +253,7 @@ impl Layout for Slots {
         crate::prefetch(&self.slots[p as usize]);
     }
 
-    fn token_added(&mut self, _id: u32, _units: u32) {}
+    fn token_added(&mut self, _id: u32) {}
 }
 
 // -- compact ------------------------------------------------------------------------------------------------
@@ -342,12 +344,24 @@ impl WordCountIndex {
 }
 
 /// Few long words: 2 or 4 bytes per unit (see the module notes).
+///
+/// A unit is one of the words' initial symbols: a byte or character of words given as text (`new`), a token of
+/// words given as tokens (`from_symbols`: SuperBPE's second stage lays out its 26 M tokens, not their 96 M
+/// bytes). A symbol takes as many positions as the initial symbols it was merged from, which its id tells —
+/// except for a token made again from other parts (an existing token recreated by a merge): when that occurrence
+/// spans another number of initial symbols than the id's others, its span is kept by position in `irregular`.
 pub(super) struct Compact<T: Symbol> {
     ids: Vec<T>,
-    /// Length in units of every token, by id.
+    /// Positions each token's symbols take, by id (0 until one is made); `IRREGULAR` marks a token some of whose
+    /// symbols take another number (see `span`).
     units: Vec<u32>,
+    /// Start and end position → positions taken, of each symbol that does not take its id's.
+    irregular: FxHashMap<u32, u32>,
     counts: WordCountIndex,
 }
+
+/// On `Compact::units`: some symbols of the token take another number of positions.
+const IRREGULAR: u32 = 1 << 31;
 
 impl<T: Symbol> Compact<T> {
     pub(super) fn new(input: &[(&str, u64)], vocab: &Vocab) -> Result<Compact<T>> {
@@ -377,15 +391,15 @@ impl<T: Symbol> Compact<T> {
         }
         debug_assert_eq!(ids.len(), total);
         let units = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
-        Ok(Compact { counts: WordCountIndex::new(ends, counts, ids.len()), ids, units })
+        let counts = WordCountIndex::new(ends, counts, ids.len());
+        Ok(Compact { counts, ids, units, irregular: FxHashMap::default() })
     }
 
-    /// The layout of words that are already token sequences: each token takes as many positions as it has
-    /// units, its id written at its first and last (as a merge leaves it). Built on `pool`, one part per task:
-    /// the positions are filled with `DEAD` first, so only the ids at symbol ends are written.
+    /// The layout of words that are already token sequences: each token is one unit, one position. Built on
+    /// `pool`, one part per task.
     pub(super) fn from_symbols(words: &SymbolWords, vocab: &Vocab, pool: &rayon::ThreadPool) -> Result<Compact<T>> {
-        let units: Vec<u32> = vocab.tokens.iter().map(|t| t.units.max(1)).collect();
-        let width = |symbols: &[u32]| symbols.iter().map(|&s| units[s as usize] as usize).sum::<usize>();
+        let units: Vec<u32> = vec![1; vocab.len()];
+        let width = |symbols: &[u32]| symbols.len();
         // Positions each part takes: its words of two symbols or more, each followed by a separator.
         let part_sizes = |part: &SymbolPart| part.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| width(w) + 1).sum();
         let sizes: Vec<usize> = pool.install(|| words.parts.par_iter().map(part_sizes).collect());
@@ -432,7 +446,15 @@ impl<T: Symbol> Compact<T> {
             ends.extend_from_slice(&e);
             counts.extend_from_slice(&c);
         }
-        Ok(Compact { counts: WordCountIndex::new(ends, counts, ids.len()), ids, units })
+        let counts = WordCountIndex::new(ends, counts, ids.len());
+        Ok(Compact { counts, ids, units, irregular: FxHashMap::default() })
+    }
+
+    /// Positions taken by the symbol `id` that starts or ends at `at`.
+    #[inline(always)]
+    fn span(&self, id: u32, at: u32) -> u32 {
+        let units = self.units[id as usize];
+        if units & IRREGULAR == 0 { units } else { self.irregular.get(&at).copied().unwrap_or(units & !IRREGULAR) }
     }
 }
 
@@ -483,7 +505,7 @@ impl<T: Symbol> Layout for Compact<T> {
 
     #[inline(always)]
     fn next(&self, p: u32, id: u32) -> u32 {
-        let e = p + self.units[id as usize];
+        let e = p + self.span(id, p);
         if self.ids[e as usize] == T::DEAD { NONE } else { e }
     }
 
@@ -497,7 +519,7 @@ impl<T: Symbol> Layout for Compact<T> {
                 p += 1; // a separator
                 continue;
             }
-            let q = p + self.units[left.id() as usize] as usize;
+            let q = p + self.span(left.id(), p as u32) as usize;
             let right = self.ids[q];
             if right != T::DEAD {
                 f(p as u32, left.id(), right.id());
@@ -522,7 +544,7 @@ impl<T: Symbol> Layout for Compact<T> {
     #[inline(always)]
     fn prev(&self, p: u32) -> u32 {
         let v = self.ids[p as usize - 1];
-        if v == T::DEAD { NONE } else { p - self.units[v.id() as usize] }
+        if v == T::DEAD { NONE } else { p - self.span(v.id(), p - 1) }
     }
 
     #[inline(always)]
@@ -531,9 +553,24 @@ impl<T: Symbol> Layout for Compact<T> {
     }
 
     #[inline(always)]
-    fn merge(&mut self, p: u32, _a: u32, q: u32, b: u32, _r: u32, x: u32) {
+    fn merge(&mut self, p: u32, a: u32, q: u32, b: u32, _r: u32, x: u32) {
+        let end = q + self.span(b, q) - 1;
+        if (self.units[a as usize] | self.units[b as usize]) & IRREGULAR != 0 {
+            for at in [p, q - 1, q, end] {
+                self.irregular.remove(&at);
+            }
+        }
+        // The first symbol of a token sets its span; a recreated token may take another.
+        let span = end - p + 1;
+        let units = &mut self.units[x as usize];
+        if *units == 0 {
+            *units = span;
+        } else if *units & !IRREGULAR != span {
+            *units |= IRREGULAR;
+            self.irregular.insert(p, span);
+            self.irregular.insert(end, span);
+        }
         let x = T::from_id(x);
-        let end = q + self.units[b as usize] - 1;
         self.ids[p as usize] = x;
         self.ids[end as usize] = x;
         // `a`'s last position and `b`'s first are inside `x` now (unless they are its first and last).
@@ -561,11 +598,10 @@ impl<T: Symbol> Layout for Compact<T> {
         self.counts.prefetch_word(p);
     }
 
-    fn token_added(&mut self, id: u32, units: u32) {
+    fn token_added(&mut self, id: u32) {
         if self.units.len() <= id as usize {
-            self.units.resize(id as usize + 1, 1);
+            self.units.resize(id as usize + 1, 0);
         }
-        self.units[id as usize] = units.max(1);
     }
 }
 
@@ -745,8 +781,10 @@ mod symbol_tests {
                 assert_eq!(layout.counts.count(end - 1), counts[i], "round {round}");
             }
             let mergeable: Vec<&[u32]> = words.iter().map(|(w, _)| w).filter(|w| w.len() >= 2).collect();
-            let all: usize =
-                mergeable.iter().map(|w| w.iter().map(|&s| layout.units[s as usize] as usize).sum::<usize>()).sum();
+            // (Each token is one position of the layout; the layout is chosen by the words' length in units.)
+            assert!(layout.units.iter().all(|&u| u == 1));
+            let units = |s: u32| vocab.tokens[s as usize].units as usize;
+            let all: usize = mergeable.iter().map(|w| w.iter().map(|&s| units(s)).sum::<usize>()).sum();
             assert_eq!(words.mergeable(&vocab, &pool), (mergeable.len(), all));
         }
     }

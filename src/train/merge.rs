@@ -602,7 +602,7 @@ impl<'c, L: Layout> Core<'c, L> {
         let known = self.vocab.len();
         let x = self.vocab.push_merge(a, b);
         let recreated = (x as usize) < known;
-        self.layout.token_added(x, self.vocab.tokens[x as usize].units);
+        self.layout.token_added(x);
         if !self.edges.is_empty() && !recreated {
             self.edges.push(self.boundaries.edges(&self.vocab.tokens[x as usize].bytes));
         }
