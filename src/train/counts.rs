@@ -1060,6 +1060,54 @@ mod tests {
         WordCounter::new(pattern, &specials, lowercase, threads).unwrap()
     }
 
+    #[test]
+    fn a_counter_recording_stretches_counts_the_same_words_and_takes_only_text() {
+        let text = ["By the way, I am a fan... of 12345 things\n", "x  y\n", "By the way\n"];
+        let mut plain = counter(Pattern::Gpt2, &[], false, 2);
+        let mut recording = counter(Pattern::Gpt2, &[], false, 2);
+        recording.record_stretches(Unmatched::Keep).unwrap();
+        for c in [&mut plain, &mut recording] {
+            c.add_texts(&text).unwrap();
+        }
+        assert_eq!(items(&mut plain), items(&mut recording));
+        // Taking the words (the first stage trains on them) keeps their text for the stretches.
+        let words: Vec<String> = recording.take_words().unwrap().into_keys().collect();
+        let stretches = recording.take_stretches().unwrap().expect("recorded");
+        assert_eq!(stretches.word_count(), words.len());
+        let shown: Vec<String> = stretches
+            .blocks
+            .iter()
+            .flat_map(|b| b.iter())
+            .map(|s| match s {
+                super::super::stretches::Stretch::Words(ws) => ws.iter().map(|&w| stretches.word(w)).collect(),
+                super::super::stretches::Stretch::Text(t) => format!("[{t}]"),
+            })
+            .collect();
+        let mut superwords = Vec::new();
+        for t in text {
+            crate::pretokenize::split_superwords(t, &mut |p: &str| superwords.push(p.to_string()));
+        }
+        assert_eq!(shown.len(), superwords.len());
+        for (s, want) in shown.iter().zip(&superwords) {
+            assert!(s == want || *s == format!("[{want}]"), "{s:?} {want:?}");
+        }
+        assert!(shown.contains(&"By the way, I am a fan".to_string()), "{shown:?}");
+        assert!(shown.contains(&"[ of ]".to_string()), "{shown:?}");
+        // The second stage's tokenizer cuts text into stretches.
+        let style = crate::vocab::SymbolStyle { mode: crate::vocab::Mode::Byte, prefix: None, suffix: None };
+        let vocab = Vocab::new(style, &[], None, &[]).unwrap();
+        let tok = recording.extension_tokenizer(vocab);
+        assert_eq!(
+            tok.pretokenizer.pattern,
+            Pattern::Custom { regex: crate::pretokenize::SUPERWORDS.to_string(), unmatched: Unmatched::Keep }
+        );
+        // Words counted elsewhere have no stretches: refused.
+        for refused in [recording.add_counted_word("x", 1), recording.add_counted_owned("x".into(), 1)] {
+            assert!(refused.unwrap_err().to_string().contains("stretches"));
+        }
+        assert!(recording.take_unit(0).is_err());
+    }
+
     fn items(c: &mut WordCounter) -> Vec<(String, u64)> {
         c.words().unwrap().iter().map(|(w, n)| (w.clone(), *n)).collect()
     }
