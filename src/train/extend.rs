@@ -18,7 +18,10 @@
 //!
 //! Performance notes: the words are encoded in parallel on the counting threads (a per-thread encoder cache
 //! makes the frequent short words cheap), so an extension costs its counting plus merges, less than a
-//! training run to the same size, which also had to choose the earlier merges.
+//! training run to the same size, which also had to choose the earlier merges. SuperBPE's second stage, whose
+//! stretches were recorded as the first stage's words (`stretches`), encodes each distinct word once and puts
+//! the stretches together from them (`encode_stretches`: 110 MB of English, 3.45 M stretches from 211 000
+//! words, 0.3-0.35 s on 2 threads, against 0.6-0.9 s splitting and encoding each stretch again).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
