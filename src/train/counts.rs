@@ -917,6 +917,13 @@ fn count_text(pretokenizer: &PreTokenizer, lowercase: bool, text: &str, local: &
             local.add(piece);
         });
     };
+    if !block.room_for(text.len()) {
+        return Err(Error::value(format!(
+            "a document of {} bytes is too large for SuperBPE (superwords_after), which records at most 2 GB of one \
+             document at a time: split it into smaller documents (a list of texts, or the lines of a file)",
+            text.len()
+        )));
+    }
     let mut recorder = block.recorder(text);
     let split = pretokenizer.split(text, |piece| {
         let word = local.add(piece);

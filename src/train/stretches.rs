@@ -78,6 +78,12 @@ impl StretchBlock {
         recorder
     }
 
+    /// Whether `bytes` more bytes of text can be recorded in this block (it holds fewer than 2^31 words, and a
+    /// text has at most one piece per byte).
+    pub fn room_for(&self, bytes: usize) -> bool {
+        self.words.len().saturating_add(bytes) < AS_TEXT as usize && self.ends.len() < AS_TEXT as usize
+    }
+
     /// Replaces each word index by `map[index]` (the item's table → the corpus-wide one).
     pub fn map_words(&mut self, map: &[u32]) {
         for w in &mut self.words {
@@ -265,6 +271,13 @@ mod tests {
         // The whitespace pattern leaves spaces out of its pieces: stretches with a space are kept as text.
         let (shown, _) = recorded(Pattern::Whitespace, "ab cd 12");
         assert_eq!(shown, ["TEXT:ab cd ", "12"]);
+    }
+
+    #[test]
+    fn a_block_holds_fewer_than_two_to_the_31_words() {
+        let block = StretchBlock::default();
+        assert!(block.room_for(1 << 20) && block.room_for((1 << 31) - 1));
+        assert!(!block.room_for(1 << 31) && !block.room_for(usize::MAX));
     }
 
     #[test]
