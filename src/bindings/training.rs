@@ -140,31 +140,7 @@ pub(super) fn extend_counts(
                 max_token_length,
                 tie_break,
             };
-            let stretches = counter.take_stretches()?;
-            let symbols = if let Some(stretches) = stretches {
-                // SuperBPE's stretches, recorded as the first stage's words.
-                train::extend::check_extension(old, &config, counter.pool())?;
-                train::extend::encode_stretches(old, &stretches, counter.pool())?
-            } else {
-                // The words are freed before the layout is built: with it, they would make the peak. Pieces kept
-                // rather than counted (SuperBPE's stretches) are taken as they are, each once.
-                let kept = counter.take_pieces()?;
-                let counts = if kept.is_none() { counter.take_words()? } else { Default::default() };
-                let words: Vec<(&str, u64)> = match &kept {
-                    Some(kept) => {
-                        // (At its size from the start: growing copies it, through fresh pages the kernel zeroes.)
-                        let mut words = Vec::with_capacity(kept.iter().map(|pieces| pieces.len()).sum());
-                        words.extend(kept.iter().flat_map(|pieces| pieces.iter().map(|piece| (piece, 1))));
-                        words
-                    }
-                    None => counts.iter().map(|(w, c)| (w.as_str(), *c)).collect(),
-                };
-                train::extend::encode_for_extension(old, &words, counter.pretokenizer(), &config, counter.pool())?
-            };
-            // The words' memory goes back to the OS now (the counting threads' too: they allocated the words), or
-            // the layout may not reuse it and both stay resident (SuperBPE on 110 MB: a peak of 600-740 MB).
-            counter.pool().broadcast(|_| crate::release_freed_memory());
-            crate::release_freed_memory();
+            let symbols = train::extend::encode_counted(old, &mut counter, &config)?;
             let merger = train::extend::prepare_extension(old, &symbols, &config, engine, counter.pool())?;
             drop(symbols);
             let merger = merger.with_pool(counter.pool()).with_control(boundaries, veto);

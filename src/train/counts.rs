@@ -76,6 +76,12 @@ impl Pieces {
         self.ends.is_empty()
     }
 
+    /// Piece `i`.
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
     /// Adds a piece after the others.
     pub fn push(&mut self, piece: &str) {
         self.text.push_str(piece);
@@ -265,7 +271,8 @@ impl WordCounter {
     pub fn take_stretches(&mut self) -> Result<Option<Stretches>> {
         self.flush()?;
         let Some((stretches, _)) = &mut self.stretches else { return Ok(None) };
-        if !stretches.has_words() {
+        if !self.words.is_empty() {
+            // (Else `take_words` kept them.)
             stretches.keep_words(self.words.keys().map(String::as_str));
         }
         Ok(Some(std::mem::take(stretches)))
@@ -831,25 +838,19 @@ fn fold(
             continue;
         }
         let block = local.stretches.take();
-        let entries = local.into_ordered();
-        match (stretches.as_mut(), block) {
-            (Some((all, _)), Some(mut block)) => {
-                // The item's word indices become the corpus-wide table's.
-                let mut index = Vec::with_capacity(entries.len());
-                for entry in entries {
-                    let i = add_count(words, entry.hash, entry.word, entry.count);
-                    index.push(u32::try_from(i).map_err(|_| {
-                        Error::value("the corpus holds more than 2^32 distinct words: train on a sample".to_string())
-                    })?);
-                }
-                block.map_words(&index);
-                all.blocks.push(block);
+        // The item's word indices, in the corpus-wide table (for its stretches).
+        let mut index = Vec::with_capacity(if block.is_some() { local.table.len() } else { 0 });
+        for entry in local.into_ordered() {
+            let i = add_count(words, entry.hash, entry.word, entry.count);
+            if block.is_some() {
+                index.push(u32::try_from(i).map_err(|_| {
+                    Error::value("the corpus holds more than 2^32 distinct words: train on a sample".to_string())
+                })?);
             }
-            _ => {
-                for entry in entries {
-                    add_count(words, entry.hash, entry.word, entry.count);
-                }
-            }
+        }
+        if let (Some((all, _)), Some(mut block)) = (stretches.as_mut(), block) {
+            block.map_words(&index);
+            all.blocks.push(block);
         }
     }
     Ok(())
@@ -1060,6 +1061,7 @@ fn read_line_blocks(
 
 #[cfg(test)]
 mod tests {
+    use super::super::stretches::Stretch;
     use super::*;
 
     fn counter(pattern: Pattern, specials: &[&str], lowercase: bool, threads: usize) -> WordCounter {
@@ -1086,8 +1088,8 @@ mod tests {
             .iter()
             .flat_map(|b| b.iter())
             .map(|s| match s {
-                super::super::stretches::Stretch::Words(ws) => ws.iter().map(|&w| stretches.word(w)).collect(),
-                super::super::stretches::Stretch::Text(t) => format!("[{t}]"),
+                Stretch::Words(ws) => ws.iter().map(|&w| stretches.word(w)).collect(),
+                Stretch::Text(t) => format!("[{t}]"),
             })
             .collect();
         let mut superwords = Vec::new();

@@ -29,6 +29,7 @@ use std::collections::BinaryHeap;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::counts::WordCounter;
 use super::layout::{SymbolPart, SymbolWords};
 use super::stretches::{Stretch, StretchBlock, Stretches};
 use super::{Engine, Merger, TieBreak, TrainConfig};
@@ -48,7 +49,7 @@ const TASKS_PER_THREAD: usize = 4;
 /// pre-tokenizer the extension will encode with: `tok`'s, or a coarser one for SuperBPE's second stage) as
 /// `tok` makes them, for extending it to `config.vocab_size` ids (checked first), encoded on `pool`. The
 /// words can be freed before `prepare_extension` lays these out (they are a good part of the peak).
-pub fn encode_for_extension(
+fn encode_for_extension(
     tok: &Tokenizer,
     words: &[(&str, u64)],
     counted_with: &PreTokenizer,
@@ -59,9 +60,38 @@ pub fn encode_for_extension(
     encode_words(tok, words, counted_with, pool)
 }
 
+/// The words of `counter` as `tok` makes them, for extending it to `config.vocab_size` ids (checked first),
+/// consuming them: SuperBPE's stretches when the counter recorded them, else the pieces it kept as they came
+/// (each once), else its counted words. Their memory goes back to the OS before the layout is built: with it, they
+/// would make the peak.
+pub fn encode_counted(tok: &Tokenizer, counter: &mut WordCounter, config: &TrainConfig) -> Result<SymbolWords> {
+    let symbols = if let Some(stretches) = counter.take_stretches()? {
+        check_extension(tok, config, counter.pool())?;
+        encode_stretches(tok, &stretches, counter.pool())?
+    } else {
+        let kept = counter.take_pieces()?;
+        let counts = if kept.is_none() { counter.take_words()? } else { Default::default() };
+        let words: Vec<(&str, u64)> = match &kept {
+            Some(kept) => {
+                // (At its size from the start: growing copies it, through fresh pages the kernel zeroes.)
+                let mut words = Vec::with_capacity(kept.iter().map(|pieces| pieces.len()).sum());
+                words.extend(kept.iter().flat_map(|pieces| pieces.iter().map(|piece| (piece, 1))));
+                words
+            }
+            None => counts.iter().map(|(w, c)| (w.as_str(), *c)).collect(),
+        };
+        encode_for_extension(tok, &words, counter.pretokenizer(), config, counter.pool())?
+    };
+    // The counting threads' heaps too: they allocated the words (SuperBPE on 110 MB kept both: a peak of
+    // 600-740 MB).
+    counter.pool().broadcast(|_| crate::release_freed_memory());
+    crate::release_freed_memory();
+    Ok(symbols)
+}
+
 /// Refuses to extend `tok` to `config.vocab_size` ids when that is fewer than it has, or when the extension could
 /// not keep its ids.
-pub fn check_extension(tok: &Tokenizer, config: &TrainConfig, pool: &rayon::ThreadPool) -> Result<()> {
+fn check_extension(tok: &Tokenizer, config: &TrainConfig, pool: &rayon::ThreadPool) -> Result<()> {
     let have = tok.vocab.len();
     if config.vocab_size < have {
         return Err(Error::value(format!(
@@ -174,20 +204,21 @@ pub fn encode_words(
 /// makes them, each once and in order, on `pool`; stretches of one token are left out. Each distinct word is
 /// encoded once; a stretch is its words' tokens one after the other unless a merge could join two of its words
 /// (`Junctions`), and then it is encoded whole, as are the stretches kept as text.
-pub fn encode_stretches(tok: &Tokenizer, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<SymbolWords> {
+fn encode_stretches(tok: &Tokenizer, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<SymbolWords> {
     let encoder = WordEncoder::new(tok, true);
+    // (Without junctions there is no rule to tell when words may be joined: every stretch is encoded whole.)
     let words = match &encoder.junctions {
-        Some(_) => Some(EncodedWords::new(&encoder, stretches, pool)?),
-        None => None, // (no rule to tell when words may be joined: every stretch is encoded whole)
+        Some(junctions) => Some((EncodedWords::new(&encoder, stretches, pool)?, junctions)),
+        None => None,
     };
     let encode_block = |(scratch, text): &mut (Scratch, String), block: &StretchBlock| -> Result<SymbolPart> {
-        let mut part = symbol_part(block.len() * 16, block.len());
+        let mut part = symbol_part(block.len() * STRETCH_BYTES, block.len());
         for stretch in block.iter() {
             let before = part.ids.len();
             match stretch {
                 Stretch::Text(t) => encoder.encode(t, scratch, &mut part.ids)?,
-                Stretch::Words(ws) => match (&words, &encoder.junctions) {
-                    (Some(words), Some(junctions)) if !words.joinable(ws, junctions) => {
+                Stretch::Words(ws) => match &words {
+                    Some((words, junctions)) if !words.joinable(ws, junctions) => {
                         for &w in ws {
                             part.ids.extend_from_slice(words.ids(w));
                         }
@@ -213,6 +244,9 @@ pub fn encode_stretches(tok: &Tokenizer, stretches: &Stretches, pool: &rayon::Th
     }
     Ok(out)
 }
+
+/// Bytes a stretch is taken to hold, to size the parts (110 MB of English: ~28; two bytes per token, below).
+const STRETCH_BYTES: usize = 16;
 
 /// Room for a part of `words` words of `bytes` bytes: two bytes per token, seldom outgrown (English encodes to
 /// ~4): a growing vector copies itself into fresh pages, which the kernel zeroes first, and holds up to twice its
@@ -314,16 +348,20 @@ impl EncodedWords {
     fn new(encoder: &WordEncoder<'_>, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<EncodedWords> {
         let n = stretches.word_count() as u32;
         let per_task = WORDS_PER_TASK.max(n as usize / (pool.current_num_threads() * TASKS_PER_THREAD) + 1) as u32;
-        let encode_range = |scratch: &mut Scratch, from: u32| -> Result<(Vec<u32>, Vec<u32>)> {
-            let (mut ids, mut lengths) = (Vec::new(), Vec::new());
+        // Per task: its words' tokens, how many each has, their edges.
+        type Chunk = (Vec<u32>, Vec<u32>, Vec<(u8, u8)>);
+        let encode_range = |scratch: &mut Scratch, from: u32| -> Result<Chunk> {
+            let (mut ids, mut lengths, mut edges) = (Vec::new(), Vec::new(), Vec::new());
             for w in from..(from + per_task).min(n) {
+                let word = stretches.word(w);
                 let before = ids.len();
-                encoder.encode_whole(stretches.word(w), scratch, &mut ids)?;
+                encoder.encode_whole(word, scratch, &mut ids)?;
                 lengths.push((ids.len() - before) as u32);
+                edges.push((word.as_bytes()[0], word.as_bytes()[word.len() - 1]));
             }
-            Ok((ids, lengths))
+            Ok((ids, lengths, edges))
         };
-        let chunks: Vec<Result<(Vec<u32>, Vec<u32>)>> = pool.install(|| {
+        let chunks: Vec<Result<Chunk>> = pool.install(|| {
             (0..n.div_ceil(per_task))
                 .into_par_iter()
                 .map_init(Scratch::default, |s, i| encode_range(s, i * per_task))
@@ -331,7 +369,7 @@ impl EncodedWords {
         });
         let mut out = EncodedWords { ids: Vec::new(), starts: vec![0], edges: Vec::with_capacity(n as usize) };
         for chunk in chunks {
-            let (ids, lengths) = chunk?;
+            let (ids, lengths, edges) = chunk?;
             for length in lengths {
                 let end = out.starts.last().copied().unwrap_or(0) as u64 + length as u64;
                 out.starts.push(u32::try_from(end).map_err(|_| {
@@ -341,10 +379,7 @@ impl EncodedWords {
                 })?);
             }
             out.ids.extend_from_slice(&ids);
-        }
-        for w in 0..n {
-            let bytes = stretches.word(w).as_bytes();
-            out.edges.push((bytes[0], bytes[bytes.len() - 1]));
+            out.edges.extend_from_slice(&edges);
         }
         Ok(out)
     }

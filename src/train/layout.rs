@@ -9,11 +9,11 @@
 //!   of few, long words (genomes: a chromosome is one word; SuperBPE's stretches, whose units are the first
 //!   stage's tokens). There are no links: a symbol's length in units is its token's (but for a token made
 //!   again from other parts, see `Compact`), so the next symbol starts at `p + units(id)`, and the previous
-//!   one is found from the id written again at each symbol's *last* position: `p - units(ids[p - 1])`. Positions inside a symbol hold
-//!   `DEAD`, and so does one separator position before and after each word. A word's count is looked up
-//!   through a table of word ends (skipped when all counts are equal, as for genome chunks). With 4-byte
-//!   occurrence lists that are compacted when mostly stale, training holds ~6-8 bytes per base instead of
-//!   ~70.
+//!   one is found from the id written again at each symbol's *last* position: `p - units(ids[p - 1])`.
+//!   Positions inside a symbol hold `DEAD`, and so does one separator position before and after each word. A
+//!   word's count is looked up through a table of word ends (skipped when all counts are equal, as for genome
+//!   chunks). With 4-byte occurrence lists that are compacted when mostly stale, training holds ~6-8 bytes per
+//!   base instead of ~70.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -398,10 +398,8 @@ impl<T: Symbol> Compact<T> {
     /// The layout of words that are already token sequences: each token is one unit, one position. Built on
     /// `pool`, one part per task.
     pub(super) fn from_symbols(words: &SymbolWords, vocab: &Vocab, pool: &rayon::ThreadPool) -> Result<Compact<T>> {
-        let units: Vec<u32> = vec![1; vocab.len()];
-        let width = |symbols: &[u32]| symbols.len();
         // Positions each part takes: its words of two symbols or more, each followed by a separator.
-        let part_sizes = |part: &SymbolPart| part.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| width(w) + 1).sum();
+        let part_sizes = |part: &SymbolPart| part.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| w.len() + 1).sum();
         let sizes: Vec<usize> = pool.install(|| words.parts.par_iter().map(part_sizes).collect());
         let total: usize = 1 + sizes.iter().sum::<usize>();
         check_positions(total)?;
@@ -425,12 +423,10 @@ impl<T: Symbol> Compact<T> {
                 if symbols.len() < 2 {
                     continue;
                 }
-                for &s in symbols {
-                    let n = units[s as usize] as usize;
-                    slice[p] = T::from_id(s);
-                    slice[p + n - 1] = T::from_id(s);
-                    p += n;
+                for (at, &s) in slice[p..p + symbols.len()].iter_mut().zip(symbols) {
+                    *at = T::from_id(s);
                 }
+                p += symbols.len();
                 ends.push((start + p) as u32);
                 counts.push(i64::try_from(count).unwrap_or(i64::MAX));
                 p += 1; // the separator, DEAD already
@@ -447,7 +443,7 @@ impl<T: Symbol> Compact<T> {
             counts.extend_from_slice(&c);
         }
         let counts = WordCountIndex::new(ends, counts, ids.len());
-        Ok(Compact { counts, ids, units, irregular: FxHashMap::default() })
+        Ok(Compact { counts, ids, units: vec![1; vocab.len()], irregular: FxHashMap::default() })
     }
 
     /// Positions taken by the symbol `id` that starts or ends at `at`.
@@ -484,11 +480,6 @@ impl WordCountIndex {
         WordCountIndex { uniform, ends, counts, block_word }
     }
 }
-
-/// How far around an occurrence the merge loop prefetches, in bytes of the layout: the symbols before and after
-/// the pair it merges start within this reach for most tokens, often on the cache line before or after the
-/// occurrence's (SuperBPE's second stage, where tokens span many bytes: its 8 000 merges 0.97 → 0.84 s).
-const NEIGHBOUR_REACH_BYTES: usize = 48;
 
 impl<T: Symbol> Layout for Compact<T> {
     const LEAN: bool = true;
@@ -584,11 +575,8 @@ impl<T: Symbol> Layout for Compact<T> {
 
     #[inline(always)]
     fn prefetch(&self, p: u32) {
-        let (p, reach) = (p as usize, NEIGHBOUR_REACH_BYTES / std::mem::size_of::<T>());
-        crate::prefetch(&self.ids[p]);
-        crate::prefetch(&self.ids[p.saturating_sub(reach)]);
-        crate::prefetch(&self.ids[(p + reach).min(self.ids.len() - 1)]);
-        self.counts.prefetch_block(p as u32);
+        crate::prefetch(&self.ids[p as usize]);
+        self.counts.prefetch_block(p);
     }
 
     /// The word's end and count, found through the block fetched by `prefetch` (perf: the three dependent

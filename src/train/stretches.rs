@@ -168,44 +168,24 @@ impl StretchRecorder<'_, '_> {
 #[derive(Default)]
 pub struct Stretches {
     pub blocks: Vec<StretchBlock>,
-    /// Word `i` is `word_text[word_ends[i - 1]..word_ends[i]]`.
-    word_text: String,
-    word_ends: Vec<usize>,
+    /// Word `i`'s text is the `i`-th of these.
+    words: Pieces,
 }
 
 impl Stretches {
     /// Keeps the words' text, in index order (the table is about to be consumed by the first stage).
     pub fn keep_words<'w>(&mut self, words: impl Iterator<Item = &'w str>) {
-        self.word_text.clear();
-        self.word_ends.clear();
-        for word in words {
-            self.word_text.push_str(word);
-            self.word_ends.push(self.word_text.len());
-        }
-    }
-
-    pub fn has_words(&self) -> bool {
-        !self.word_ends.is_empty()
+        self.words = Pieces::default();
+        words.for_each(|word| self.words.push(word));
     }
 
     pub fn word_count(&self) -> usize {
-        self.word_ends.len()
+        self.words.len()
     }
 
     /// The text of word `i`.
     pub fn word(&self, i: u32) -> &str {
-        let i = i as usize;
-        let start = if i == 0 { 0 } else { self.word_ends[i - 1] };
-        &self.word_text[start..self.word_ends[i]]
-    }
-
-    /// Number of stretches.
-    pub fn len(&self) -> usize {
-        self.blocks.iter().map(StretchBlock::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.words.get(i as usize)
     }
 }
 
