@@ -481,6 +481,12 @@ impl WordCountIndex {
     }
 }
 
+/// How far around an occurrence the merge loop also prefetches, in bytes of the layout: the symbols before and
+/// after the pair it merges are a position or two away, on the line before or after the occurrence's when it
+/// sits at a line's edge (SuperBPE's 8 000 second-stage merges, alternated runs: 0.82-0.89 s, 0.87-0.93 s
+/// without; 48 bytes measured no better than 8).
+const NEIGHBOUR_REACH_BYTES: usize = 8;
+
 impl<T: Symbol> Layout for Compact<T> {
     const LEAN: bool = true;
     type List = DeltaList;
@@ -575,8 +581,11 @@ impl<T: Symbol> Layout for Compact<T> {
 
     #[inline(always)]
     fn prefetch(&self, p: u32) {
-        crate::prefetch(&self.ids[p as usize]);
-        self.counts.prefetch_block(p);
+        let (p, reach) = (p as usize, NEIGHBOUR_REACH_BYTES / std::mem::size_of::<T>());
+        crate::prefetch(&self.ids[p]);
+        crate::prefetch(&self.ids[p.saturating_sub(reach)]);
+        crate::prefetch(&self.ids[(p + reach).min(self.ids.len() - 1)]);
+        self.counts.prefetch_block(p as u32);
     }
 
     /// The word's end and count, found through the block fetched by `prefetch` (perf: the three dependent
