@@ -295,6 +295,12 @@ impl SymbolStyle {
 }
 
 impl Vocab {
+    /// The units (bytes or characters) token `id` was made of; 1 for a special token.
+    #[inline]
+    pub fn units(&self, id: u32) -> usize {
+        self.tokens[id as usize].units.max(1) as usize
+    }
+
     /// A vocabulary with special tokens and a base alphabet (display strings, any order: they are sorted here).
     pub fn new(style: SymbolStyle, specials: &[String], unk: Option<&str>, base: &[String]) -> Result<Vocab> {
         let mut vocab = Vocab {

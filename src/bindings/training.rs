@@ -140,9 +140,7 @@ pub(super) fn extend_counts(
                 max_token_length,
                 tie_break,
             };
-            let symbols = train::extend::encode_counted(old, &mut counter, &config)?;
-            let merger = train::extend::prepare_extension(old, &symbols, &config, engine, counter.pool())?;
-            drop(symbols);
+            let merger = train::extend::prepare_counted(old, &mut counter, &config, engine)?;
             let merger = merger.with_pool(counter.pool()).with_control(boundaries, veto);
             let mut display = Progress::new(progress, None, check_signals);
             let trained = merger.run(&mut display)?;

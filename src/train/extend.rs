@@ -19,9 +19,10 @@
 //! Performance notes: the words are encoded in parallel on the counting threads (a per-thread encoder cache
 //! makes the frequent short words cheap), so an extension costs its counting plus merges, less than a
 //! training run to the same size, which also had to choose the earlier merges. SuperBPE's second stage, whose
-//! stretches were recorded as the first stage's words (`stretches`), encodes each distinct word once and puts
-//! the stretches together from them (`encode_stretches`: 110 MB of English, 3.45 M stretches from 211 000
-//! words, 0.3-0.35 s on 2 threads, against 0.6-0.9 s splitting and encoding each stretch again).
+//! stretches were recorded as the first stage's words (`stretches`), encodes each distinct word once and lays
+//! the stretches out straight from them (`EncodedStretches`: 110 MB of English, 3.45 M stretches from 211 000
+//! words, 26 M tokens: encoding and layout 0.30-0.34 s on 2 threads, against 0.45-0.5 s when the stretches'
+//! tokens were first put together in parts of their own, 104 MB of fresh memory, and then copied).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -30,7 +31,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::counts::WordCounter;
-use super::layout::{SymbolPart, SymbolWords};
+use super::layout::{PartSize, SymbolPart, SymbolWords, TokenWords};
 use super::stretches::{Stretch, StretchBlock, Stretches};
 use super::{Engine, Merger, TieBreak, TrainConfig};
 use crate::encode::caches::Scratch;
@@ -60,14 +61,21 @@ fn encode_for_extension(
     encode_words(tok, words, counted_with, pool)
 }
 
-/// The words of `counter` as `tok` makes them, for extending it to `config.vocab_size` ids (checked first),
-/// consuming them: SuperBPE's stretches when the counter recorded them, else the pieces it kept as they came
-/// (each once), else its counted words. Their memory goes back to the OS before the layout is built: with it, they
-/// would make the peak.
-pub fn encode_counted(tok: &Tokenizer, counter: &mut WordCounter, config: &TrainConfig) -> Result<SymbolWords> {
-    let symbols = if let Some(stretches) = counter.take_stretches()? {
+/// The merge loop for extending `tok` to `config.vocab_size` ids (checked first) on the words of `counter` as `tok`
+/// makes them, consuming them: SuperBPE's stretches when the counter recorded them (laid out straight from the
+/// first stage's encoded words: see `EncodedStretches`), else the pieces it kept as they came (each once), else
+/// its counted words. Their memory goes back to the OS as soon as they are laid out (or encoded, when they are
+/// text): with it, they would make the peak.
+pub fn prepare_counted<'c>(
+    tok: &Tokenizer,
+    counter: &mut WordCounter,
+    config: &'c TrainConfig,
+    engine: Engine,
+) -> Result<Merger<'c>> {
+    let merger = if let Some(stretches) = counter.take_stretches()? {
         check_extension(tok, config, counter.pool())?;
-        encode_stretches(tok, &stretches, counter.pool())?
+        let words = EncodedStretches::new(tok, &stretches, counter.pool())?;
+        prepare_extension(tok, &words, config, engine, counter.pool())?
     } else {
         let kept = counter.take_pieces()?;
         let counts = if kept.is_none() { counter.take_words()? } else { Default::default() };
@@ -80,13 +88,20 @@ pub fn encode_counted(tok: &Tokenizer, counter: &mut WordCounter, config: &Train
             }
             None => counts.iter().map(|(w, c)| (w.as_str(), *c)).collect(),
         };
-        encode_for_extension(tok, &words, counter.pretokenizer(), config, counter.pool())?
+        let symbols = encode_for_extension(tok, &words, counter.pretokenizer(), config, counter.pool())?;
+        drop(words);
+        drop((kept, counts));
+        release_counting_memory(counter);
+        prepare_extension(tok, &symbols, config, engine, counter.pool())?
     };
-    // The counting threads' heaps too: they allocated the words (SuperBPE on 110 MB kept both: a peak of
-    // 600-740 MB).
+    release_counting_memory(counter);
+    Ok(merger)
+}
+
+/// Hands the memory that `counter`'s threads freed back to the OS (they allocated the words).
+fn release_counting_memory(counter: &WordCounter) {
     counter.pool().broadcast(|_| crate::release_freed_memory());
     crate::release_freed_memory();
-    Ok(symbols)
 }
 
 /// Refuses to extend `tok` to `config.vocab_size` ids when that is fewer than it has, or when the extension could
@@ -113,7 +128,7 @@ fn check_extension(tok: &Tokenizer, config: &TrainConfig, pool: &rayon::ThreadPo
 /// the layout built on `pool`.
 pub fn prepare_extension<'c>(
     tok: &Tokenizer,
-    symbols: &SymbolWords,
+    symbols: &impl TokenWords,
     config: &'c TrainConfig,
     engine: Engine,
     pool: &rayon::ThreadPool,
@@ -200,53 +215,96 @@ pub fn encode_words(
     Ok(out)
 }
 
-/// SuperBPE's stretches, recorded as the first stage's words (see `stretches`), as `tok` (the first stage)
-/// makes them, each once and in order, on `pool`; stretches of one token are left out. Each distinct word is
-/// encoded once; a stretch is its words' tokens one after the other unless a merge could join two of its words
-/// (`Junctions`), and then it is encoded whole, as are the stretches kept as text.
-fn encode_stretches(tok: &Tokenizer, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<SymbolWords> {
-    let encoder = WordEncoder::new(tok, true);
-    // (Without junctions there is no rule to tell when words may be joined: every stretch is encoded whole.)
-    let words = match &encoder.junctions {
-        Some(junctions) => Some((EncodedWords::new(&encoder, stretches, pool)?, junctions)),
-        None => None,
-    };
-    let encode_block = |(scratch, text): &mut (Scratch, String), block: &StretchBlock| -> Result<SymbolPart> {
-        let mut part = symbol_part(block.len() * STRETCH_BYTES, block.len());
-        for stretch in block.iter() {
-            let before = part.ids.len();
-            match stretch {
-                Stretch::Text(t) => encoder.encode(t, scratch, &mut part.ids)?,
-                Stretch::Words(ws) => match &words {
-                    Some((words, junctions)) if !words.joinable(ws, junctions) => {
-                        for &w in ws {
-                            part.ids.extend_from_slice(words.ids(w));
-                        }
-                    }
-                    _ => {
-                        text.clear();
-                        text.extend(ws.iter().map(|&w| stretches.word(w)));
-                        encoder.encode_whole(text, scratch, &mut part.ids)?;
-                    }
-                },
-            }
-            push_mergeable(&mut part, before, 1)?;
-        }
-        Ok(part)
-    };
-    let parts: Vec<Result<SymbolPart>> = pool.install(|| {
-        let fresh = || (Scratch::default(), String::new());
-        stretches.blocks.par_iter().map_init(fresh, encode_block).collect()
-    });
-    let mut out = SymbolWords::default();
-    for part in parts {
-        out.push_part(part?);
-    }
-    Ok(out)
+/// SuperBPE's stretches, recorded as the first stage's words (see `stretches`), as `tok` (the first stage) makes
+/// them, in order, as `TokenWords` (one part per block of stretches). Each distinct word is encoded once; a stretch
+/// is its words' tokens one after the other — put together only as the layout reads them, with no copy of all
+/// the tokens in between — unless a merge could join two of its words (`Junctions`): then it is encoded whole
+/// here, as are the stretches kept as text.
+struct EncodedStretches<'s> {
+    stretches: &'s Stretches,
+    /// The first stage's words, encoded, with the joins to look out for (None: every stretch is encoded whole).
+    words: Option<(EncodedWords, Junctions)>,
+    whole: Vec<WholeStretches>,
+    /// Per block: what it holds (found while encoding, so that the layout reads the stretches only once).
+    sizes: Vec<PartSize>,
 }
 
-/// Bytes a stretch is taken to hold, to size the parts (110 MB of English: ~28; two bytes per token, below).
-const STRETCH_BYTES: usize = 16;
+/// A block's stretches encoded whole, in order (one word each), and their places in the block.
+type WholeStretches = (SymbolPart, Vec<u32>);
+
+impl<'s> EncodedStretches<'s> {
+    fn new(tok: &Tokenizer, stretches: &'s Stretches, pool: &rayon::ThreadPool) -> Result<EncodedStretches<'s>> {
+        let mut encoder = WordEncoder::new(tok, true);
+        let words = match encoder.junctions.take() {
+            Some(junctions) => Some((EncodedWords::new(&encoder, stretches, pool)?, junctions)),
+            None => None,
+        };
+        let vocab = &tok.vocab;
+        let encode_whole = |(scratch, text): &mut (Scratch, String), block: &StretchBlock| {
+            let (mut part, mut places, mut size) = (SymbolPart::default(), Vec::new(), PartSize::default());
+            for (place, stretch) in block.iter().enumerate() {
+                let before = part.ids.len();
+                match stretch {
+                    Stretch::Text(t) => match &words {
+                        // (Piece by piece when no merge joins two pieces: the encoder's cache has them.)
+                        Some((_, junctions)) => encoder.encode_pieces(t, junctions, scratch, &mut part.ids)?,
+                        None => encoder.encode_whole(t, scratch, &mut part.ids)?,
+                    },
+                    Stretch::Words(ws) => match &words {
+                        Some((words, junctions)) if !words.joinable(ws, junctions) => {
+                            let tokens = ws.iter().map(|&w| words.ids(w).len()).sum();
+                            size.add(tokens, || ws.iter().map(|&w| words.units[w as usize] as usize).sum());
+                            continue;
+                        }
+                        _ => {
+                            text.clear();
+                            text.extend(ws.iter().map(|&w| stretches.word(w)));
+                            encoder.encode_whole(text, scratch, &mut part.ids)?;
+                        }
+                    },
+                }
+                let tokens = &part.ids[before..];
+                size.add(tokens.len(), || tokens.iter().map(|&id| vocab.units(id)).sum());
+                part.push_word(1)?;
+                places.push(place as u32);
+            }
+            Ok(((part, places), size))
+        };
+        let done: Result<Vec<(WholeStretches, PartSize)>> = pool.install(|| {
+            let fresh = || (Scratch::default(), String::new());
+            stretches.blocks.par_iter().map_init(fresh, encode_whole).collect()
+        });
+        let (whole, sizes) = done?.into_iter().unzip();
+        Ok(EncodedStretches { stretches, words, whole, sizes })
+    }
+}
+
+impl TokenWords for EncodedStretches<'_> {
+    fn part_count(&self) -> usize {
+        self.stretches.blocks.len()
+    }
+
+    fn part_sizes(&self, _vocab: &Vocab, _pool: &rayon::ThreadPool) -> Vec<PartSize> {
+        self.sizes.clone()
+    }
+
+    fn for_each_word(&self, i: usize, word: &mut dyn FnMut(&[u32], u64)) {
+        let (part, places) = &self.whole[i];
+        let mut whole = part.iter().zip(places).peekable();
+        let mut tokens = Vec::new();
+        for (place, stretch) in self.stretches.blocks[i].iter().enumerate() {
+            if let Some(((ids, count), _)) = whole.next_if(|(_, at)| **at as usize == place) {
+                word(ids, count);
+            } else if let (Stretch::Words(ws), Some((words, _))) = (stretch, &self.words) {
+                tokens.clear();
+                for &w in ws {
+                    words.push_ids(w, &mut tokens);
+                }
+                word(&tokens, 1);
+            }
+        }
+    }
+}
 
 /// Room for a part of `words` words of `bytes` bytes: two bytes per token, seldom outgrown (English encodes to
 /// ~4): a growing vector copies itself into fresh pages, which the kernel zeroes first, and holds up to twice its
@@ -292,7 +350,22 @@ impl<'t> WordEncoder<'t> {
 
     /// Appends `word`'s tokens to `ids`.
     fn encode(&self, word: &str, scratch: &mut Scratch, ids: &mut Vec<u32>) -> Result<()> {
-        let (Some(encoder), Some(junctions)) = (self.fast, &self.junctions) else {
+        match &self.junctions {
+            Some(junctions) => self.encode_pieces(word, junctions, scratch, ids),
+            None => self.encode_whole(word, scratch, ids),
+        }
+    }
+
+    /// Appends `word`'s tokens to `ids`, the word cut into `tok`'s pieces, which `junctions` (`tok`'s) tell
+    /// whether a merge could join.
+    fn encode_pieces(
+        &self,
+        word: &str,
+        junctions: &Junctions,
+        scratch: &mut Scratch,
+        ids: &mut Vec<u32>,
+    ) -> Result<()> {
+        let Some(encoder) = self.fast else {
             return self.encode_whole(word, scratch, ids);
         };
         // Piece by piece (the frequent pieces come from the encoder's cache), unless a merge could join two
@@ -342,24 +415,32 @@ struct EncodedWords {
     starts: Vec<u32>,
     /// Each word's first and last byte.
     edges: Vec<(u8, u8)>,
+    /// Units (bytes or characters) each word's tokens were made of.
+    units: Vec<u32>,
+    /// Each word's token when it is one, else `NOT_SINGLE`.
+    single: Vec<u32>,
 }
+
+/// On `EncodedWords::single`: the word is more than one token.
+const NOT_SINGLE: u32 = u32::MAX;
 
 impl EncodedWords {
     fn new(encoder: &WordEncoder<'_>, stretches: &Stretches, pool: &rayon::ThreadPool) -> Result<EncodedWords> {
         let n = stretches.word_count() as u32;
         let per_task = WORDS_PER_TASK.max(n as usize / (pool.current_num_threads() * TASKS_PER_THREAD) + 1) as u32;
-        // Per task: its words' tokens, how many each has, their edges.
-        type Chunk = (Vec<u32>, Vec<u32>, Vec<(u8, u8)>);
+        // Per task: its words' tokens, how many each has, their edges, their units.
+        type Chunk = (Vec<u32>, Vec<u32>, Vec<(u8, u8)>, Vec<u32>);
         let encode_range = |scratch: &mut Scratch, from: u32| -> Result<Chunk> {
-            let (mut ids, mut lengths, mut edges) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut ids, mut lengths, mut edges, mut units) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for w in from..(from + per_task).min(n) {
                 let word = stretches.word(w);
                 let before = ids.len();
                 encoder.encode_whole(word, scratch, &mut ids)?;
                 lengths.push((ids.len() - before) as u32);
                 edges.push((word.as_bytes()[0], word.as_bytes()[word.len() - 1]));
+                units.push(ids[before..].iter().map(|&id| encoder.vocab.units(id) as u32).sum());
             }
-            Ok((ids, lengths, edges))
+            Ok((ids, lengths, edges, units))
         };
         let chunks: Vec<Result<Chunk>> = pool.install(|| {
             (0..n.div_ceil(per_task))
@@ -367,9 +448,21 @@ impl EncodedWords {
                 .map_init(Scratch::default, |s, i| encode_range(s, i * per_task))
                 .collect()
         });
-        let mut out = EncodedWords { ids: Vec::new(), starts: vec![0], edges: Vec::with_capacity(n as usize) };
+        let mut out = EncodedWords {
+            ids: Vec::new(),
+            starts: vec![0],
+            edges: Vec::with_capacity(n as usize),
+            units: Vec::with_capacity(n as usize),
+            single: Vec::with_capacity(n as usize),
+        };
         for chunk in chunks {
-            let (ids, lengths, edges) = chunk?;
+            let (ids, lengths, edges, units) = chunk?;
+            out.units.extend_from_slice(&units);
+            let mut at = 0;
+            for &length in &lengths {
+                out.single.push(if length == 1 { ids[at] } else { NOT_SINGLE });
+                at += length as usize;
+            }
             for length in lengths {
                 let end = out.starts.last().copied().unwrap_or(0) as u64 + length as u64;
                 out.starts.push(u32::try_from(end).map_err(|_| {
@@ -382,6 +475,16 @@ impl EncodedWords {
             out.edges.extend_from_slice(&edges);
         }
         Ok(out)
+    }
+
+    /// Appends word `w`'s tokens to `tokens`.
+    #[inline]
+    fn push_ids(&self, w: u32, tokens: &mut Vec<u32>) {
+        // (Most words are one token: one read, not two far apart.)
+        match self.single[w as usize] {
+            NOT_SINGLE => tokens.extend_from_slice(self.ids(w)),
+            id => tokens.push(id),
+        }
     }
 
     fn ids(&self, w: u32) -> &[u32] {
@@ -816,6 +919,48 @@ mod tests {
             let whole = encode_words(&tok, &stretches, &tok.pretokenizer, &pool).unwrap();
             let flat = |w: &SymbolWords| w.iter().map(|(s, c)| (s.to_vec(), c)).collect::<Vec<_>>();
             assert_eq!(flat(&by_pieces), flat(&whole), "{vocab_size}");
+        }
+    }
+
+    #[test]
+    fn stretches_laid_out_from_their_words_are_the_stretches_encoded_whole() {
+        use crate::pretokenize::split::Unmatched;
+        use crate::pretokenize::split_superwords;
+        let text = "'Tis the season, 'tis said; don'tcha know it's 1887? The quick brown fox's den\tis here. \
+                    We'll see--you'd better 'twas a 'sup, o'clock rock'n'roll. Ünïcødé wörds, naïve café!\n";
+        let lines: Vec<String> = (0..40).map(|i| text.replace("the", ["the", "a", "one"][i % 3])).collect();
+        let pool = pool();
+        for vocab_size in [300, 400, 600] {
+            let mut counter = WordCounter::new(Pattern::Gpt2, &[], false, 2).unwrap();
+            counter.record_stretches(Unmatched::Keep).unwrap();
+            counter.add_texts(&lines.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+            let counts = counter.take_words().unwrap();
+            let words: Vec<(&str, u64)> = counts.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            let tok = trained(&words, &config(vocab_size, Mode::Byte, TieBreak::FirstSeen, None), Engine::Slots);
+            let tok = Tokenizer { pretokenizer: PreTokenizer::new(Pattern::Gpt2).unwrap(), ..tok };
+            let stretches = counter.take_stretches().unwrap().expect("recorded");
+            let encoded = EncodedStretches::new(&tok, &stretches, &pool).unwrap();
+            let mut got = Vec::new();
+            for i in 0..encoded.part_count() {
+                encoded.for_each_word(i, &mut |w, c| got.push((w.to_vec(), c)));
+            }
+            let mut texts = Vec::new();
+            for line in &lines {
+                split_superwords(line, &mut |p: &str| texts.push((p.to_string(), 1u64)));
+            }
+            assert_eq!(got.len(), texts.len(), "one word per stretch");
+            let texts: Vec<(&str, u64)> = texts.iter().map(|(t, c)| (t.as_str(), *c)).collect();
+            let whole = encode_words(&tok, &texts, &tok.pretokenizer, &pool).unwrap();
+            let mergeable: Vec<(Vec<u32>, u64)> = got.into_iter().filter(|(w, _)| w.len() >= 2).collect();
+            let want: Vec<(Vec<u32>, u64)> = whole.iter().map(|(w, c)| (w.to_vec(), c)).collect();
+            assert_eq!(mergeable, want, "{vocab_size}");
+            // The sizes found while encoding are those of the words.
+            let mut size = PartSize::default();
+            for (w, _) in &mergeable {
+                size.add(w.len(), || w.iter().map(|&id| tok.vocab.units(id)).sum());
+            }
+            assert_eq!(PartSize::sum(&encoded.part_sizes(&tok.vocab, &pool)), size, "{vocab_size}");
+            assert!(encoded.whole.iter().any(|(part, _)| !part.ends.is_empty()), "some stretch encoded whole");
         }
     }
 

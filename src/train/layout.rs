@@ -64,9 +64,59 @@ pub(super) trait Layout: Sync {
     fn token_added(&mut self, id: u32);
 }
 
-/// Words that are already sequences of tokens (an existing tokenizer's encoding of them), in parts laid end
-/// to end — as the encoding threads made them: the layouts are built from the parts in parallel, with no
-/// copy of all the tokens in between (SuperBPE's second stage: 26 M tokens, 104 MB).
+/// Words that are already sequences of tokens (an existing tokenizer's encoding of them), in parts laid end to
+/// end, which the layouts read part by part on several threads, straight from wherever they are kept: no copy of
+/// all the tokens is made in between (SuperBPE's second stage has 26 M of them).
+pub trait TokenWords: Sync {
+    /// How many parts there are.
+    fn part_count(&self) -> usize;
+    /// Calls `word(tokens, count)` for each word of part `i`, in order; the same words every time. (Words of
+    /// fewer than two tokens may be among them: the layouts leave them out, they have nothing to merge.)
+    fn for_each_word(&self, i: usize, word: &mut dyn FnMut(&[u32], u64));
+
+    /// The size of each part, counted on `pool` (a source that knows them tells without reading its words again).
+    fn part_sizes(&self, vocab: &Vocab, pool: &rayon::ThreadPool) -> Vec<PartSize> {
+        let size = |i: usize| {
+            let mut size = PartSize::default();
+            self.for_each_word(i, &mut |w, _| size.add(w.len(), || w.iter().map(|&id| vocab.units(id)).sum()));
+            size
+        };
+        pool.install(|| (0..self.part_count()).into_par_iter().map(size).collect())
+    }
+}
+
+/// What a part of `TokenWords` holds that takes part in merging: its words of two tokens or more (the others have
+/// nothing to merge), their tokens and their units (bytes or characters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartSize {
+    pub words: usize,
+    pub tokens: usize,
+    pub units: usize,
+}
+
+impl PartSize {
+    /// Counts a word of `tokens` tokens, which hold `units()` units.
+    #[inline]
+    pub fn add(&mut self, tokens: usize, units: impl FnOnce() -> usize) {
+        if tokens >= 2 {
+            self.words += 1;
+            self.tokens += tokens;
+            self.units += units();
+        }
+    }
+
+    /// The total of `sizes`.
+    pub fn sum(sizes: &[PartSize]) -> PartSize {
+        let add = |a: PartSize, b: &PartSize| PartSize {
+            words: a.words + b.words,
+            tokens: a.tokens + b.tokens,
+            units: a.units + b.units,
+        };
+        sizes.iter().fold(PartSize::default(), add)
+    }
+}
+
+/// Words given as tokens, in parts as the encoding threads made them (see `TokenWords`).
 #[derive(Clone, Debug, Default)]
 pub struct SymbolWords {
     pub(super) parts: Vec<SymbolPart>,
@@ -116,18 +166,17 @@ impl SymbolWords {
     pub fn iter(&self) -> impl Iterator<Item = (&[u32], u64)> {
         self.parts.iter().flat_map(SymbolPart::iter)
     }
+}
 
-    /// The words of two symbols or more (the others have nothing to merge) and the units (bytes or characters)
-    /// they hold, counted on `pool`.
-    pub fn mergeable(&self, vocab: &Vocab, pool: &rayon::ThreadPool) -> (usize, usize) {
-        let size = |part: &SymbolPart| {
-            let words = part.iter().filter(|(w, _)| w.len() >= 2);
-            words.fold((0, 0), |(n, units), (w, _)| {
-                (n + 1, units + w.iter().map(|&id| vocab.tokens[id as usize].units.max(1) as usize).sum::<usize>())
-            })
-        };
-        let sizes: Vec<(usize, usize)> = pool.install(|| self.parts.par_iter().map(size).collect());
-        sizes.into_iter().fold((0, 0), |(n, units), (m, u)| (n + m, units + u))
+impl TokenWords for SymbolWords {
+    fn part_count(&self) -> usize {
+        self.parts.len()
+    }
+
+    fn for_each_word(&self, i: usize, word: &mut dyn FnMut(&[u32], u64)) {
+        for (tokens, count) in self.parts[i].iter() {
+            word(tokens, count);
+        }
     }
 }
 
@@ -160,44 +209,40 @@ impl Slots {
             if symbols.len() < 2 {
                 continue; // nothing to merge, ever
             }
-            let start = slots.len();
-            check_positions(start + symbols.len())?;
-            let count = i64::try_from(*count).unwrap_or(i64::MAX);
-            for (i, &s) in symbols.iter().enumerate() {
-                let pos = (start + i) as u32;
-                slots.push(Slot {
-                    id: s,
-                    prev: if i == 0 { NONE } else { pos - 1 },
-                    next: if i + 1 == symbols.len() { NONE } else { pos + 1 },
-                    count,
-                });
-            }
+            check_positions(slots.len() + symbols.len())?;
+            push_word(&mut slots, &symbols, *count);
         }
         Ok(Slots { slots })
     }
 
-    /// The layout of words that are already token sequences: one slot per token.
-    pub(super) fn from_symbols(words: &SymbolWords) -> Result<Slots> {
-        let total: usize = words.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| w.len()).sum();
-        check_positions(total)?;
-        let mut slots: Vec<Slot> = Vec::with_capacity(total);
-        for (symbols, count) in words.iter() {
-            if symbols.len() < 2 {
-                continue; // nothing to merge, ever
-            }
-            let start = slots.len();
-            let count = i64::try_from(count).unwrap_or(i64::MAX);
-            for (i, &s) in symbols.iter().enumerate() {
-                let pos = (start + i) as u32;
-                slots.push(Slot {
-                    id: s,
-                    prev: if i == 0 { NONE } else { pos - 1 },
-                    next: if i + 1 == symbols.len() { NONE } else { pos + 1 },
-                    count,
-                });
-            }
+    /// The layout of words that are already token sequences, one slot per token; their words of two tokens or
+    /// more hold `tokens` tokens.
+    pub(super) fn from_symbols(words: &impl TokenWords, tokens: usize) -> Result<Slots> {
+        check_positions(tokens)?;
+        let mut slots: Vec<Slot> = Vec::with_capacity(tokens);
+        for i in 0..words.part_count() {
+            words.for_each_word(i, &mut |symbols, count| {
+                if symbols.len() >= 2 {
+                    push_word(&mut slots, symbols, count); // (the others have nothing to merge, ever)
+                }
+            });
         }
         Ok(Slots { slots })
+    }
+}
+
+/// Appends a word of `symbols`, counted `count` times, to `slots`.
+fn push_word(slots: &mut Vec<Slot>, symbols: &[u32], count: u64) {
+    let start = slots.len();
+    let count = i64::try_from(count).unwrap_or(i64::MAX);
+    for (i, &s) in symbols.iter().enumerate() {
+        let pos = (start + i) as u32;
+        slots.push(Slot {
+            id: s,
+            prev: if i == 0 { NONE } else { pos - 1 },
+            next: if i + 1 == symbols.len() { NONE } else { pos + 1 },
+            count,
+        });
     }
 }
 
@@ -397,11 +442,14 @@ impl<T: Symbol> Compact<T> {
 
     /// The layout of words that are already token sequences: each token is one unit, one position. Built on
     /// `pool`, one part per task.
-    pub(super) fn from_symbols(words: &SymbolWords, vocab: &Vocab, pool: &rayon::ThreadPool) -> Result<Compact<T>> {
+    pub(super) fn from_symbols(
+        words: &impl TokenWords,
+        sizes: &[PartSize],
+        vocab: &Vocab,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Compact<T>> {
         // Positions each part takes: its words of two symbols or more, each followed by a separator.
-        let part_sizes = |part: &SymbolPart| part.iter().filter(|(w, _)| w.len() >= 2).map(|(w, _)| w.len() + 1).sum();
-        let sizes: Vec<usize> = pool.install(|| words.parts.par_iter().map(part_sizes).collect());
-        let total: usize = 1 + sizes.iter().sum::<usize>();
+        let total: usize = 1 + sizes.iter().map(|s| s.tokens + s.words).sum::<usize>();
         check_positions(total)?;
         let mut ids: Vec<T> = Vec::with_capacity(total);
         pool.install(|| ids.par_extend(rayon::iter::repeat_n(T::DEAD, total)));
@@ -409,19 +457,18 @@ impl<T: Symbol> Compact<T> {
         let mut slices = Vec::with_capacity(sizes.len());
         let mut rest = &mut ids[1..];
         let mut start = 1usize;
-        for &size in &sizes {
-            let (slice, after) = rest.split_at_mut(size);
-            slices.push((slice, start));
+        for (i, size) in sizes.iter().enumerate() {
+            let (slice, after) = rest.split_at_mut(size.tokens + size.words);
+            slices.push((i, slice, start, size.words));
             rest = after;
-            start += size;
+            start += size.tokens + size.words;
         }
-        let fill = |(part, (slice, start)): (&SymbolPart, (&mut [T], usize))| {
-            let mut ends = Vec::with_capacity(part.ends.len());
-            let mut counts = Vec::with_capacity(part.ends.len());
+        let fill = |(i, slice, start, n): (usize, &mut [T], usize, usize)| {
+            let (mut ends, mut counts) = (Vec::with_capacity(n), Vec::with_capacity(n));
             let mut p = 0;
-            for (symbols, count) in part.iter() {
+            words.for_each_word(i, &mut |symbols, count| {
                 if symbols.len() < 2 {
-                    continue;
+                    return;
                 }
                 for (at, &s) in slice[p..p + symbols.len()].iter_mut().zip(symbols) {
                     *at = T::from_id(s);
@@ -430,12 +477,11 @@ impl<T: Symbol> Compact<T> {
                 ends.push((start + p) as u32);
                 counts.push(i64::try_from(count).unwrap_or(i64::MAX));
                 p += 1; // the separator, DEAD already
-            }
+            });
             debug_assert_eq!(p, slice.len());
             (ends, counts)
         };
-        let done: Vec<(Vec<u32>, Vec<i64>)> =
-            pool.install(|| words.parts.par_iter().zip(slices.into_par_iter()).map(fill).collect());
+        let done: Vec<(Vec<u32>, Vec<i64>)> = pool.install(|| slices.into_par_iter().map(fill).collect());
         let n = done.iter().map(|d| d.0.len()).sum();
         let (mut ends, mut counts) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for (e, c) in done {
@@ -770,7 +816,8 @@ mod symbol_tests {
                 }
                 words.push_part(part);
             }
-            let layout = Compact::<u16>::from_symbols(&words, &vocab, &pool).unwrap();
+            let sizes = words.part_sizes(&vocab, &pool);
+            let layout = Compact::<u16>::from_symbols(&words, &sizes, &vocab, &pool).unwrap();
             let (ids, ends, counts) = laid_out_in_order(&words, &layout.units);
             assert!(layout.ids == ids, "round {round}");
             assert_eq!(layout.counts.ends, ends, "round {round}");
@@ -782,7 +829,8 @@ mod symbol_tests {
             assert!(layout.units.iter().all(|&u| u == 1));
             let units = |s: u32| vocab.tokens[s as usize].units as usize;
             let all: usize = mergeable.iter().map(|w| w.iter().map(|&s| units(s)).sum::<usize>()).sum();
-            assert_eq!(words.mergeable(&vocab, &pool), (mergeable.len(), all));
+            let tokens = mergeable.iter().map(|w| w.len()).sum();
+            assert_eq!(PartSize::sum(&sizes), PartSize { words: mergeable.len(), tokens, units: all });
         }
     }
 }

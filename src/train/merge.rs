@@ -41,7 +41,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::control::{Boundaries, Edges, Veto};
-use super::layout::{Compact, Layout, NONE, Slots, Symbol, SymbolWords};
+use super::layout::{Compact, Layout, NONE, PartSize, Slots, Symbol, TokenWords};
 use super::occurrences::OccurrenceList;
 use super::{StopReason, TieBreak, TrainConfig};
 use crate::error::Result;
@@ -242,7 +242,7 @@ impl<'c> Merger<'c> {
     /// The merge loop over words that are already sequences of tokens of `vocab` (an existing tokenizer's
     /// encoding of them: see `extend`).
     pub(super) fn from_symbols(
-        words: &SymbolWords,
+        words: &impl TokenWords,
         config: &'c TrainConfig,
         vocab: Vocab,
         engine: Engine,
@@ -250,14 +250,15 @@ impl<'c> Merger<'c> {
     ) -> Result<Merger<'c>> {
         // (Averaged over the words that take part, as the layouts hold only those: `encode_words` leaves out words
         // of one token, but a caller's words may have some.)
-        let size = || words.mergeable(&vocab, pool);
-        let inner = match choose_layout(engine, size, config, &vocab) {
-            Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words)?, vocab)),
+        let sizes = words.part_sizes(&vocab, pool);
+        let all = PartSize::sum(&sizes);
+        let inner = match choose_layout(engine, || (all.words, all.units), config, &vocab) {
+            Chosen::Slots => Inner::Slots(Core::new(config, Slots::from_symbols(words, all.tokens)?, vocab)),
             Chosen::Compact16 => {
-                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &vocab, pool)?, vocab))
+                Inner::Compact16(Core::new(config, Compact::<u16>::from_symbols(words, &sizes, &vocab, pool)?, vocab))
             }
             Chosen::Compact32 => {
-                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &vocab, pool)?, vocab))
+                Inner::Compact32(Core::new(config, Compact::<u32>::from_symbols(words, &sizes, &vocab, pool)?, vocab))
             }
         };
         Ok(Merger { inner })

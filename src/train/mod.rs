@@ -25,7 +25,7 @@ mod occurrences;
 pub mod stretches;
 
 pub use control::{Boundaries, Veto, parse_classes};
-pub use layout::SymbolWords;
+pub use layout::{PartSize, SymbolWords, TokenWords};
 pub use merge::{Engine, Merger};
 
 use rustc_hash::FxHashSet;
