@@ -253,7 +253,7 @@ impl<'s> EncodedStretches<'s> {
                     Stretch::Words(ws) => match &words {
                         Some((words, junctions)) if !words.joinable(ws, junctions) => {
                             let tokens = ws.iter().map(|&w| words.ids(w).len()).sum();
-                            size.add(tokens, || ws.iter().map(|&w| words.units[w as usize] as usize).sum());
+                            size.add(tokens, 1, || ws.iter().map(|&w| words.units[w as usize] as usize).sum());
                             continue;
                         }
                         _ => {
@@ -264,7 +264,7 @@ impl<'s> EncodedStretches<'s> {
                     },
                 }
                 let tokens = &part.ids[before..];
-                size.add(tokens.len(), || tokens.iter().map(|&id| vocab.units(id)).sum());
+                size.add(tokens.len(), 1, || tokens.iter().map(|&id| vocab.units(id)).sum());
                 part.push_word(1)?;
                 places.push(place as u32);
             }
@@ -957,7 +957,7 @@ mod tests {
             // The sizes found while encoding are those of the words.
             let mut size = PartSize::default();
             for (w, _) in &mergeable {
-                size.add(w.len(), || w.iter().map(|&id| tok.vocab.units(id)).sum());
+                size.add(w.len(), 1, || w.iter().map(|&id| tok.vocab.units(id)).sum());
             }
             assert_eq!(PartSize::sum(&encoded.part_sizes(&tok.vocab, &pool)), size, "{vocab_size}");
             assert!(encoded.whole.iter().any(|(part, _)| !part.ends.is_empty()), "some stretch encoded whole");
