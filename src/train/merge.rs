@@ -400,6 +400,14 @@ impl Newborns {
     }
 }
 
+/// Merges of at most this many occurrences tally their new pairs (`Newborns`), whose occurrence buffers then hold at
+/// most 16 MB: a lean run is for memory (the first merges of a 3 GB genome have hundreds of millions). (The unit
+/// tests, whose merges are small, use a small limit so that both ways are exercised.)
+#[cfg(not(test))]
+const TALLY_UP_TO: usize = 1 << 20;
+#[cfg(test)]
+const TALLY_UP_TO: usize = 8;
+
 /// In a `NeighbourCache` during a merge that tallies `Newborns`: the pair with the new token is tallied.
 const TALLIED: u32 = NONE - 1;
 
@@ -658,8 +666,9 @@ impl<'c, L: Layout> Core<'c, L> {
         let mut right_cache = std::mem::take(&mut self.right_cache);
         left_cache.fit(self.vocab.len());
         right_cache.fit(self.vocab.len());
-        // (A token made before may have pairs already: those are looked up and created one by one.)
-        let mut newborns = (L::LEAN && !recreated).then(|| {
+        // (A token made before may have pairs already: those are looked up and created one by one. So are the
+        // pairs of a merge with more occurrences than the tally holds: they have few neighbours for so many.)
+        let mut newborns = (L::LEAN && !recreated && occurrences.len() <= TALLY_UP_TO).then(|| {
             let mut newborns = std::mem::take(&mut self.newborns);
             newborns.fit(self.vocab.len());
             newborns
