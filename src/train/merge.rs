@@ -391,6 +391,20 @@ struct Newborns {
 }
 
 impl Newborns {
+    /// Starts the tally of the pair with neighbour `n` on `side`.
+    #[inline]
+    fn meet(&mut self, side: usize, n: u32) {
+        self.met[side].push(n);
+        self.counts[side][n as usize] = 0;
+    }
+
+    /// Tallies an occurrence at `pos`, in a word counted `count` times, of the pair with neighbour `n` on `side`.
+    #[inline]
+    fn add(&mut self, side: usize, n: u32, pos: u32, count: i64) {
+        self.counts[side][n as usize] += count;
+        self.occurrences[side].push((n, pos));
+    }
+
     fn fit(&mut self, vocab_len: usize) {
         for counts in &mut self.counts {
             if counts.len() < vocab_len {
@@ -1130,8 +1144,7 @@ impl<'c, L: Layout> Core<'c, L> {
                 let made = if self.allowed(left, x) { TALLIED } else { NONE };
                 cache.set(left, self.step, (gone, made));
                 if made == TALLIED {
-                    newborns.met[0].push(left);
-                    newborns.counts[0][left as usize] = 0;
+                    newborns.meet(0, left);
                 }
                 (gone, made)
             }
@@ -1145,8 +1158,7 @@ impl<'c, L: Layout> Core<'c, L> {
             self.remove_occurrence_of(gone, count);
         }
         if made == TALLIED {
-            newborns.counts[0][left as usize] += count;
-            newborns.occurrences[0].push((left, l));
+            newborns.add(0, left, l, count);
         }
     }
 
@@ -1170,16 +1182,14 @@ impl<'c, L: Layout> Core<'c, L> {
                 let made = if self.allowed(x, right) { TALLIED } else { NONE };
                 cache.set(right, self.step, (gone, made));
                 if made == TALLIED {
-                    newborns.met[1].push(right);
-                    newborns.counts[1][right as usize] = 0;
+                    newborns.meet(1, right);
                 }
                 (gone, made)
             }
         };
         self.remove_occurrence_of(gone, count);
         if made == TALLIED {
-            newborns.counts[1][right as usize] += count;
-            newborns.occurrences[1].push((right, p));
+            newborns.add(1, right, p, count);
         }
     }
 
