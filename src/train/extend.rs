@@ -459,11 +459,9 @@ impl EncodedWords {
             let (ids, lengths, edges, units) = chunk?;
             out.units.extend_from_slice(&units);
             let mut at = 0;
-            for &length in &lengths {
+            for length in lengths {
                 out.single.push(if length == 1 { ids[at] } else { NOT_SINGLE });
                 at += length as usize;
-            }
-            for length in lengths {
                 let end = out.starts.last().copied().unwrap_or(0) as u64 + length as u64;
                 out.starts.push(u32::try_from(end).map_err(|_| {
                     Error::value(

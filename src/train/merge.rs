@@ -706,18 +706,22 @@ impl<'c, L: Layout> Core<'c, L> {
             let (l, r) = (self.layout.prev(p), self.layout.next(q, b));
             if l != NONE {
                 let left = self.layout.id(l);
+                let (gone, made) = ((left, a), (left, x));
                 match &mut newborns {
                     Some(newborns) => {
-                        self.move_left_of_new(newborns, &mut left_cache, &right_cache, left, (a, x), l, count)
+                        self.move_to_new(newborns, 0, &mut left_cache, &right_cache, gone, made, l, count)
                     }
-                    None => self.move_neighbour_pair(&mut left_cache, left, (left, a), (left, x), l, count),
+                    None => self.move_neighbour_pair(&mut left_cache, left, gone, made, l, count),
                 }
             }
             if r != NONE {
                 let right = self.layout.id(r);
+                let (gone, made) = ((b, right), (x, right));
                 match &mut newborns {
-                    Some(newborns) => self.move_right_of_new(newborns, &mut right_cache, right, (b, x), p, count),
-                    None => self.move_neighbour_pair(&mut right_cache, right, (b, right), (x, right), p, count),
+                    Some(newborns) => {
+                        self.move_to_new(newborns, 1, &mut right_cache, &left_cache, gone, made, p, count)
+                    }
+                    None => self.move_neighbour_pair(&mut right_cache, right, gone, made, p, count),
                 }
             }
             self.layout.merge(p, a, q, b, r, x);
@@ -1122,74 +1126,47 @@ impl<'c, L: Layout> Core<'c, L> {
         blocks
     }
 
-    /// `move_neighbour_pair` for the left neighbour `left` (at `l`) of a lean run's merge `(a, b) → x` that makes a new
-    /// token: `(left, x)` is tallied in `newborns` (see `Newborns`).
+    /// `move_neighbour_pair` in a lean run's merge that makes a new token `x` (see `Newborns`): the neighbour on
+    /// `side` (0: left, `made` = (n, x); 1: right, `made` = (x, n)) moves its occurrence at `at` from `gone` to
+    /// `made`, which is tallied. A `gone` pair that starts with `x` is one this merge made with the right
+    /// neighbour of an earlier occurrence ("abab": `(x, a)`), found in the tally through `other` (the other side's
+    /// cache). (No `gone` pair ends with `x`: occurrences are merged left to right, so the symbol after one has not
+    /// been merged yet.)
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn move_left_of_new(
+    fn move_to_new(
         &mut self,
         newborns: &mut Newborns,
+        side: usize,
         cache: &mut NeighbourCache,
-        right_cache: &NeighbourCache,
-        left: u32,
-        (a, x): (u32, u32),
-        l: u32,
+        other: &NeighbourCache,
+        gone: (u32, u32),
+        made: (u32, u32),
+        at: u32,
         count: i64,
     ) {
-        let (gone, made) = match cache.get(left, self.step) {
+        let (neighbour, x) = if side == 0 { made } else { (made.1, made.0) };
+        let (gone_pair, tallied) = match cache.get(neighbour, self.step) {
             Some(pairs) => pairs,
             None => {
-                // (`(x, a)` is one of this merge's own pairs: see below.)
-                let gone = if left == x { NONE } else { self.pair_if_counted(left, a) };
-                let made = if self.allowed(left, x) { TALLIED } else { NONE };
-                cache.set(left, self.step, (gone, made));
-                if made == TALLIED {
-                    newborns.meet(0, left);
+                let gone_pair = if gone.0 == x { NONE } else { self.pair_if_counted(gone.0, gone.1) };
+                let tallied = if self.allowed(made.0, made.1) { TALLIED } else { NONE };
+                cache.set(neighbour, self.step, (gone_pair, tallied));
+                if tallied == TALLIED {
+                    newborns.meet(side, neighbour);
                 }
-                (gone, made)
+                (gone_pair, tallied)
             }
         };
-        if left == x {
-            // The previous occurrence was merged into `x` at `l`, and made `(x, a)` with this one's `a`.
-            if right_cache.get(a, self.step).is_some_and(|(_, made)| made == TALLIED) {
-                newborns.counts[1][a as usize] -= count;
+        if gone.0 == x {
+            if other.get(gone.1, self.step).is_some_and(|(_, t)| t == TALLIED) {
+                newborns.counts[1][gone.1 as usize] -= count;
             }
         } else {
-            self.remove_occurrence_of(gone, count);
+            self.remove_occurrence_of(gone_pair, count);
         }
-        if made == TALLIED {
-            newborns.add(0, left, l, count);
-        }
-    }
-
-    /// `move_neighbour_pair` for the right neighbour `right` of a lean run's merge `(a, b) → x` at `p` that makes
-    /// a new token: `(x, right)` is tallied in `newborns`. (`right` is never `x`: occurrences are merged left to
-    /// right, so the symbol after this one has not been merged yet.)
-    #[inline]
-    fn move_right_of_new(
-        &mut self,
-        newborns: &mut Newborns,
-        cache: &mut NeighbourCache,
-        right: u32,
-        (b, x): (u32, u32),
-        p: u32,
-        count: i64,
-    ) {
-        let (gone, made) = match cache.get(right, self.step) {
-            Some(pairs) => pairs,
-            None => {
-                let gone = self.pair_if_counted(b, right);
-                let made = if self.allowed(x, right) { TALLIED } else { NONE };
-                cache.set(right, self.step, (gone, made));
-                if made == TALLIED {
-                    newborns.meet(1, right);
-                }
-                (gone, made)
-            }
-        };
-        self.remove_occurrence_of(gone, count);
-        if made == TALLIED {
-            newborns.add(1, right, p, count);
+        if tallied == TALLIED {
+            newborns.add(side, neighbour, at, count);
         }
     }
 
@@ -1200,7 +1177,6 @@ impl<'c, L: Layout> Core<'c, L> {
         for (side, cache) in caches.into_iter().enumerate() {
             for &n in &newborns.met[side] {
                 let count = newborns.counts[side][n as usize];
-                let gone = cache.get(n, self.step).map_or(NONE, |(gone, _)| gone);
                 let mut kept = NONE;
                 if count > 0 && count as u64 >= self.threshold {
                     let (left, right) = if side == 0 { (n, x) } else { (x, n) };
@@ -1212,7 +1188,7 @@ impl<'c, L: Layout> Core<'c, L> {
                 } else if count > 0 {
                     self.dropped = true;
                 }
-                cache.set(n, self.step, (gone, kept));
+                cache.set(n, self.step, (NONE, kept)); // (the merge is done with its `gone` pairs)
             }
             for &(n, pos) in &newborns.occurrences[side] {
                 let k = cache.get(n, self.step).map_or(NONE, |(_, kept)| kept);
