@@ -111,6 +111,63 @@ impl PieceEncoder {
         Ok(())
     }
 
+    /// BPE of a piece of 2 to 16 bytes under tiktoken's rule, with the whole-token table as the only table:
+    /// under that rule two adjacent parts merge when their bytes together are a token, at that token's id, so
+    /// a pair's rank is the lookup of the bytes it spans (as tiktoken finds it). The whole-token table is the one
+    /// every piece probes, warm in cache, where the pair table and the backtracker's trie are large and cold for
+    /// a word the thread has not met (see the notes in `piece.rs`). Leftmost lowest rank first, as tiktoken.
+    /// False (nothing appended) when a byte has no token: the caller's other paths then deal with it.
+    ///
+    /// ```text
+    /// r50k: " unpacked" (no token) → [8593 " unp", 6021 "acked"], as tiktoken gives it
+    /// ```
+    pub(super) fn merge_short_by_tokens(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        debug_assert!((2..=16).contains(&piece.len()) && self.tokens_rank_pairs);
+        let super::piece::Units::Bytes(byte_ids) = &self.units else { return false };
+        let n = piece.len();
+        // Part i is piece[starts[i]..starts[i + 1]], its token ids[i]; ranks[i]: rank of merging parts i, i + 1.
+        let mut starts = [0u8; 17];
+        let mut ids = [NONE; 16];
+        let mut ranks = [NONE; 16];
+        for (i, &b) in piece.iter().enumerate() {
+            ids[i] = byte_ids[b as usize];
+            if ids[i] == NONE {
+                return false;
+            }
+            starts[i] = i as u8;
+        }
+        starts[n] = n as u8;
+        let token = |from: u8, to: u8| self.whole_token(&piece[from as usize..to as usize]);
+        for i in 0..n - 1 {
+            ranks[i] = token(starts[i], starts[i + 2]);
+        }
+        let mut parts = n;
+        while parts > 1 {
+            let mut best = 0;
+            for i in 1..parts - 1 {
+                if ranks[i] < ranks[best] {
+                    best = i;
+                }
+            }
+            let rank = ranks[best];
+            if rank == NONE {
+                break;
+            }
+            ids[best] = rank;
+            // Part best + 1 joins part best.
+            starts.copy_within(best + 2..parts + 1, best + 1);
+            ids.copy_within(best + 2..parts, best + 1);
+            ranks.copy_within(best + 2..parts, best + 1);
+            parts -= 1;
+            ranks[best] = if best + 1 < parts { token(starts[best], starts[best + 2]) } else { NONE };
+            if best > 0 {
+                ranks[best - 1] = token(starts[best - 1], starts[best + 1]);
+            }
+        }
+        out.extend_from_slice(&ids[..parts]);
+        true
+    }
+
     /// Repeatedly merges the lowest-ranked pair (leftmost among equals) of `ids[start..]`.
     fn merge_linear(&self, ids: &mut Vec<u32>, start: usize, limit: u32) {
         // ranks[i]: rank and result of (ids[start + i], ids[start + i + 1]).

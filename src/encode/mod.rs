@@ -33,7 +33,8 @@ pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece
     if tiktoken_rule {
         // tiktoken: every split of a token into two tokens may merge into it, at the token's rank (= id).
         let pairs = splits::tiktoken_pairs(&tokens);
-        return Some(piece::PieceEncoder::new(piece::Units::Bytes(byte_ids), pairs, &tokens, vocab.unk, true, false));
+        let encoder = piece::PieceEncoder::new(piece::Units::Bytes(byte_ids), pairs, &tokens, vocab.unk, true, false);
+        return Some(encoder.with_tiktoken_rule());
     }
     let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let units = piece::Units::Bytes(byte_ids);
