@@ -89,6 +89,17 @@ def test_a_lone_surrogate_is_a_clear_error_everywhere(tok, call):
             getattr(tok, call)(texts[1])
 
 
+@pytest.mark.parametrize("at", [0, 1023, 1024, 5000, 9999])
+@pytest.mark.parametrize("wide", ["é", "\u2014", "\U0001f642"])
+def test_a_surrogate_anywhere_in_a_long_text_of_a_batch_is_found(tok, at, wide):
+    # The batch's check reads the units in blocks of 1 024: a surrogate at either edge of one, or past the first.
+    text = (wide + "x" * 9999)[:10_000]
+    texts = ["fine", text[:at] + "\udc80" + text[at + 1 :], "fine"]
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        tok.encode_batch_to_numpy(texts, threads=2)
+    assert tok.encode_batch_to_numpy([text], threads=2)[1].tolist()[-1] > 0
+
+
 def test_a_surrogate_beside_astral_characters_is_an_error_too(tok):
     with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
         tok.encode_batch(["🙂 \udfff"], threads=2)  # stored as UCS-4

@@ -61,13 +61,20 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// Whether it holds a lone surrogate (which has no UTF-8).
+    /// Whether it holds a lone surrogate (which has no UTF-8). A batch's texts are all checked on the calling
+    /// thread before any is encoded, so the check runs in blocks without an exit inside, which the compiler
+    /// vectorises: `any` over each unit was ~9% of a two-thread batch of 4 KB English documents, all of it on
+    /// the thread the workers then waited for.
     fn has_surrogate(self) -> bool {
-        let surrogate = |unit: u32| (0xD800..=0xDFFF).contains(&unit);
+        const BLOCK: usize = 1024;
         match self {
             Source::Ascii(_) | Source::Latin1(_) => false,
-            Source::Ucs2(units) => units.iter().any(|&u| surrogate(u.into())),
-            Source::Ucs4(units) => units.iter().any(|&u| surrogate(u)),
+            Source::Ucs2(units) => {
+                units.chunks(BLOCK).any(|block| block.iter().fold(false, |any, &u| any | (u & 0xF800 == 0xD800)))
+            }
+            Source::Ucs4(units) => {
+                units.chunks(BLOCK).any(|block| block.iter().fold(false, |any, &u| any | (u & 0xFFFF_F800 == 0xD800)))
+            }
         }
     }
 }
