@@ -125,8 +125,12 @@ impl PieceEncoder {
         debug_assert!((2..=16).contains(&piece.len()) && self.tokens_rank_pairs);
         let super::piece::Units::Bytes(byte_ids) = &self.units else { return false };
         let n = piece.len();
-        // Part i is piece[starts[i]..starts[i + 1]], its token ids[i]; ranks[i]: rank of merging parts i, i + 1.
-        let mut starts = [0u8; 17];
+        // By byte position: a part starts at p when p is 0 or `next` of the part before; it spans p..next[p], its
+        // token is ids[p], and ranks[p] is the rank (= id) of joining it to the part after it — NONE if there
+        // is none, or p starts no part. Nothing moves as parts join: moving the arrays down was a `memmove`
+        // call each time, and this way the merge takes 17% fewer instructions (callgrind, fresh English, r50k).
+        let mut next = [0u8; 16];
+        let mut prev = [0u8; 16];
         let mut ids = [NONE; 16];
         let mut ranks = [NONE; 16];
         for (i, &b) in piece.iter().enumerate() {
@@ -134,37 +138,48 @@ impl PieceEncoder {
             if ids[i] == NONE {
                 return false;
             }
-            starts[i] = i as u8;
+            next[i] = i as u8 + 1;
+            prev[i] = (i as u8).wrapping_sub(1);
         }
-        starts[n] = n as u8;
         let token = |from: u8, to: u8| self.whole_token(&piece[from as usize..to as usize]);
-        for i in 0..n - 1 {
-            ranks[i] = token(starts[i], starts[i + 2]);
+        for (i, rank) in ranks.iter_mut().enumerate().take(n - 1) {
+            *rank = token(i as u8, i as u8 + 2);
         }
-        let mut parts = n;
-        while parts > 1 {
-            let mut best = 0;
-            for i in 1..parts - 1 {
-                if ranks[i] < ranks[best] {
-                    best = i;
+        let n = n as u8;
+        loop {
+            let mut p = 0;
+            for i in 1..n as usize - 1 {
+                if ranks[i] < ranks[p] {
+                    p = i;
                 }
             }
-            let rank = ranks[best];
-            if rank == NONE {
+            let best = ranks[p];
+            if best == NONE {
                 break;
             }
-            ids[best] = rank;
-            // Part best + 1 joins part best.
-            starts.copy_within(best + 2..parts + 1, best + 1);
-            ids.copy_within(best + 2..parts, best + 1);
-            ranks.copy_within(best + 2..parts, best + 1);
-            parts -= 1;
-            ranks[best] = if best + 1 < parts { token(starts[best], starts[best + 2]) } else { NONE };
-            if best > 0 {
-                ranks[best - 1] = token(starts[best - 1], starts[best + 1]);
+            let p = p as u8;
+            // The part at p takes in the one after it.
+            let q = next[p as usize];
+            let after = next[q as usize];
+            ids[p as usize] = best;
+            ranks[q as usize] = NONE;
+            next[p as usize] = after;
+            ranks[p as usize] = if after < n {
+                prev[after as usize] = p;
+                token(p, next[after as usize])
+            } else {
+                NONE
+            };
+            if p > 0 {
+                let before = prev[p as usize];
+                ranks[before as usize] = token(before, after);
             }
         }
-        out.extend_from_slice(&ids[..parts]);
+        let mut p = 0;
+        while p < n {
+            out.push(ids[p as usize]);
+            p = next[p as usize];
+        }
         true
     }
 
