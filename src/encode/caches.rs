@@ -107,6 +107,10 @@ pub struct Scratch {
     pub(super) seen: Seen,
     /// Longer pieces that needed merging.
     pub(super) cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    /// Where the last piece merged ended (its address in its text), and how many merged pieces in a row began
+    /// close after the one before: to tell sparse merging from dense (see `PieceEncoder::merge_bytes`).
+    pub(super) merged_until: usize,
+    pub(super) merged_close: u32,
 }
 
 /// A piece of up to 16 bytes (identified by its key: first and last 8 bytes, length) and the ids it encodes
