@@ -556,6 +556,15 @@ pub(super) mod tests {
         PieceEncoder::new(Units::Bytes(byte_ids), pairs, &tokens, None, true, false)
     }
 
+    /// Pseudo-random numbers from `seed`: each call `next(m)` gives one below `m`.
+    fn numbers_below(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        }
+    }
+
     /// A text over `alphabet` with long runs of its first letter (they make long chains of merges and, for the
     /// backtracker, dead ends).
     fn random_text(next: &mut impl FnMut(u64) -> u64, alphabet: &[u8], len: usize) -> Vec<u8> {
@@ -590,11 +599,7 @@ pub(super) mod tests {
     fn backtracker_equals_the_merge_on_trained_vocabularies() {
         use crate::train::{Silent, TrainConfig, train};
         use crate::vocab::Mode;
-        let mut x: u64 = 3;
-        let mut next = move |m: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = numbers_below(3);
         let (mut checked, mut tiktoken_rule_built, mut short_checked) = (0, 0, 0);
         // (Long runs of one letter make tokens with many prefixes that are tokens: more than the search keeps
         // from its trie walk.)
@@ -647,11 +652,7 @@ pub(super) mod tests {
     fn dense_and_sparse_merging_give_the_same_ids() {
         use crate::train::{Silent, TrainConfig, train};
         use crate::vocab::Mode;
-        let mut x: u64 = 11;
-        let mut next = move |m: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = numbers_below(11);
         for alphabet in [&b"abc"[..], b"aBcD", b"ab c"] {
             let words: Vec<String> =
                 (0..6).map(|_| String::from_utf8(random_text(&mut next, alphabet, 300)).unwrap()).collect();
