@@ -6,6 +6,8 @@
 //! - The units are merged by pair rank: a linear scan for short pieces (a few dozen symbols: the scan is
 //!   cheaper than any heap), a heap over a linked list for long ones (O(n log n): "a" × 10⁷ or a chromosome
 //!   stays fast), buckets by rank for the longest (`merge_in_place`).
+//! - Under tiktoken's rule a short ASCII piece merges through the whole-token table instead, a pair's rank being
+//!   the id of the token its bytes make (`merge_short_by_tokens`; why, in `piece.rs`).
 //! - Pair ranks are looked up by token ids (`(left << 32) | right` → rank and result), never by hashing
 //!   bytes in the loop.
 //! - Character-level vocabularies keep the general path's rule — the lowest-ranked pair merges *at every

@@ -13,8 +13,9 @@
 //!   letters: 0.37 → 0.19 s with gpt2, 0.50 → 0.23 s with cl100k; its notes have the rest).
 //! - Under tiktoken's rule a pair's rank is the id of the token its bytes make, so a short piece can merge with
 //!   the whole-token table alone (`merge_short_by_tokens`): for the rare words of fresh English, whose lines in
-//!   the pair table and the backtracker's trie are cold, that took ~1 000 cycles a piece instead of 1 500–2 300
-//!   (10 MB of English, r50k / o200k, rdtsc around each), and encoding fresh English 20–35% less time. Only ASCII
+//!   the pair table and the backtracker's trie are cold, that took ~1 000–1 250 cycles a piece instead of
+//!   1 350–2 750 (10 MB of English, r50k / o200k, rdtsc around each), and fresh English encodes 9 % (r50k) to
+//!   35 % (o200k) faster (steady, `examples/encode_fresh`, old and new alternated). Only ASCII
 //!   pieces go there: a piece of two-byte letters has twice the merges, and multilingual text, whose pieces
 //!   mostly need merging and keep the backtracker's lines warm, went from 63–66 to 46–51 MB/s (o200k) with all
 //!   pieces of up to 16 bytes; ASCII only, it stays at 63–65.
@@ -45,7 +46,8 @@ const BACKTRACK_FROM: usize = 2;
 /// 0.36–0.39 s and cl100k 0.42–0.58 s against 0.56–0.70 and 0.64–0.97 without it, English unchanged (alternated
 /// processes).
 const DENSE_GAP: usize = 16;
-/// ... in a run of this many (in English, rare words come in twos and threes: a name, a foreign phrase).
+/// ... and that in a run of this many: in English, rare words come in twos and threes (a name, a foreign
+/// phrase), and with one close merge enough, English per document was 5–8 % slower.
 const DENSE_RUN: u32 = 4;
 
 /// The id of each unit of a piece: bytes, or characters.
