@@ -13,7 +13,7 @@
 //!   letters: 0.37 → 0.19 s with gpt2, 0.50 → 0.23 s with cl100k; its notes have the rest).
 //! - Under tiktoken's rule a pair's rank is the id of the token its bytes make, so a short piece can merge with
 //!   the whole-token table alone (`merge_short_by_tokens`): for the rare words of fresh English, whose lines in
-//!   the pair table and the backtracker's trie are cold, that took ~1 000–1 250 cycles a piece instead of
+//!   the pair table and the backtracker's trie are cold, that took 1 050–1 500 cycles a piece instead of
 //!   1 350–2 750 (10 MB of English, r50k / o200k, rdtsc around each), and fresh English encodes 9 % (r50k) to
 //!   35 % (o200k) faster (steady, `examples/encode_fresh`, old and new alternated). Only ASCII
 //!   pieces go there: a piece of two-byte letters has twice the merges, and multilingual text, whose pieces
