@@ -121,12 +121,17 @@ def run_child(
     script: str, spec: dict, env: dict, timeout: float, log_dir: Path, load_limit: float | None = None
 ) -> dict:
     """Runs `script --child <spec as JSON>` in its own process group, killed after `timeout` seconds. The
-    child writes its result (a JSON object) to the path given it as spec["result"]; returned with its CPU time,
+    child writes its result (a JSON object) to the path given it as spec["result"] (its environment: `env`, with
+    OpenBLAS held to one thread); returned with its CPU time,
     the wall time and wait4's peak RSS — or `killed_after_s` with the peak RSS at the kill, or `error` (the
     log's last line) and `log` when it failed.
 
     With `load_limit`, the child also gets a path spec["started"] to create when its timed part begins: the
     `timeout` counts from then, and before it the child may take `load_limit` seconds (loading a vocabulary)."""
+    # numpy's OpenBLAS starts OMP_NUM_THREADS - 1 threads (or one per CPU) that spin for a second or two after
+    # `import numpy`: a 2-thread child's cold pass shared its CPUs with one (bytepair's batch, r50k, 10 MB of
+    # English: 122-140 MB/s with it, 205-245 without). Nothing measured here uses BLAS.
+    env = {**env, "OPENBLAS_NUM_THREADS": "1"}
     log_dir.mkdir(parents=True, exist_ok=True)
     name = spec.get("trainer") or spec.get("library") or "child"
     stem = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
