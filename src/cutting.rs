@@ -97,9 +97,7 @@ impl Cutter {
         if !Self::can_cut(tok) {
             return Ok(0);
         }
-        let simple_ok = state.left_token.is_none()
-            && tok.pretokenizer.pattern != Pattern::None
-            && !(self.specials_split && tok.specials.tokens().iter().any(|s| s.chars().any(char::is_whitespace)));
+        let simple_ok = state.left_token.is_none() && Self::simple_cuts_hold(tok, self.specials_split);
         if simple_ok && let Some(at) = last_simple_cut(text, state.scanned.saturating_sub(8)) {
             state.scanned = text.len() - at;
             return Ok(at);
@@ -115,6 +113,24 @@ impl Cutter {
             state.scanned = state.scanned.saturating_sub(at);
         }
         Ok(at)
+    }
+
+    /// The last simple cut (the first kind only, see the module's notes) of `text` at or after byte `floor`, when
+    /// `tok`'s pattern and special tokens allow such cuts (`specials_split` as for `new`); else None. Nothing is
+    /// encoded twice and no state is kept: for a text handed over in windows (`Tokenizer::encode_windows`). With
+    /// GPT-2's pattern, "hello world" is cut at 5, before " world".
+    pub fn simple_cut(tok: &Tokenizer, specials_split: bool, text: &str, floor: usize) -> Option<usize> {
+        if !Self::can_cut(tok) || !Self::simple_cuts_hold(tok, specials_split) {
+            return None;
+        }
+        last_simple_cut(text, floor)
+    }
+
+    /// Whether simple cuts hold for `tok`: a pattern that splits (not `None`), and no special token that could
+    /// straddle one (one with whitespace in it, when specials split the text).
+    fn simple_cuts_hold(tok: &Tokenizer, specials_split: bool) -> bool {
+        tok.pretokenizer.pattern != Pattern::None
+            && !(specials_split && tok.specials.tokens().iter().any(|s| s.chars().any(char::is_whitespace)))
     }
 
     /// The end of the document: the pair across the last cut inside a piece is checked.

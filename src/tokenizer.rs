@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 
+use crate::cutting::Cutter;
 use crate::encode::apply_merges;
 use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
@@ -59,6 +60,45 @@ impl Tokenizer {
         try_reserve(&mut ids, text.len() / 3 + 1, IDS)?;
         self.encode_append(text, policy, &mut ids)?;
         Ok(ids)
+    }
+
+    /// `encode` for a text handed over in windows: each call of `next` appends the next window's UTF-8 to the
+    /// buffer it is given and says whether more follows (false: that was the last). After each window the text
+    /// is encoded up to the last place where the parts encode as the whole does (`Cutter::simple_cut`), and only
+    /// the rest is kept: a text read from another storage (a Python str of UCS-2) needs a window's UTF-8, not
+    /// the whole text's. Same ids and errors as `encode` on the whole text (an error's "at character N" counts
+    /// from the text's start); a tokenizer without simple cuts keeps the whole text, as `encode` does.
+    /// `size_hint`: about the text's length in bytes (to size the ids).
+    pub fn encode_windows(
+        &self,
+        policy: &SpecialPolicy,
+        size_hint: usize,
+        mut next: impl FnMut(&mut String) -> Result<bool>,
+    ) -> Result<Vec<u32>> {
+        let specials_split = policy.allowed.iter().chain(&policy.disallowed).any(|&on| on);
+        let mut ids = Vec::new();
+        try_reserve(&mut ids, size_hint / 3 + 1, IDS)?;
+        let mut buffer = String::new();
+        // Characters encoded so far; bytes of the buffer already searched for a cut.
+        let (mut chars_before, mut scanned) = (0usize, 0usize);
+        loop {
+            let more = next(&mut buffer)?;
+            let cut = if more {
+                Cutter::simple_cut(self, specials_split, &buffer, scanned.saturating_sub(8))
+            } else {
+                Some(buffer.len())
+            };
+            if let Some(at) = cut {
+                let part = &buffer[..at];
+                self.encode_append(part, policy, &mut ids).map_err(|e| at_character_from(e, chars_before))?;
+                if !more {
+                    return Ok(ids);
+                }
+                chars_before += part.chars().count();
+                buffer.drain(..at);
+            }
+            scanned = buffer.len();
+        }
     }
 
     /// Encodes texts one after another into one list of ids: `ends[i]` is where the ids of `texts[i]` end. For
@@ -636,21 +676,36 @@ fn offset_in(whole: &str, part: &str, normalized: &str, piece: &str) -> usize {
     part_start + in_normalized.min(part.len())
 }
 
-/// An error about `text` (a valid stretch starting at byte `offset` of the bytes given to `encode_bytes`) that
-/// says "at character N" of the stretch: said as the byte offset in the bytes instead, which is what their
-/// caller can look up.
-fn in_bytes(mut error: Error, text: &str, offset: usize) -> Error {
+/// An error that says "at character N" of a part of a text, said of the whole text (`chars_before` characters
+/// precede the part).
+fn at_character_from(error: Error, chars_before: usize) -> Error {
+    if chars_before == 0 {
+        return error;
+    }
+    restating_position(error, |n| format!("at character {}", chars_before + n))
+}
+
+/// `error` with its "at character N" restated by `restate(N)`.
+fn restating_position(mut error: Error, restate: impl FnOnce(usize) -> String) -> Error {
     const AT: &str = "at character ";
     if let Some(start) = error.message.find(AT) {
         let digits = &error.message[start + AT.len()..];
         let len = digits.bytes().take_while(u8::is_ascii_digit).count();
         if let Ok(n) = digits[..len].parse::<usize>() {
-            let byte = text.char_indices().nth(n).map_or(text.len(), |(b, _)| b);
-            let end = start + AT.len() + len;
-            error.message.replace_range(start..end, &format!("at byte {}", offset + byte));
+            error.message.replace_range(start..start + AT.len() + len, &restate(n));
         }
     }
     error
+}
+
+/// An error about `text` (a valid stretch starting at byte `offset` of the bytes given to `encode_bytes`) that
+/// says "at character N" of the stretch: said as the byte offset in the bytes instead, which is what their
+/// caller can look up.
+fn in_bytes(error: Error, text: &str, offset: usize) -> Error {
+    restating_position(error, |n| {
+        let byte = text.char_indices().nth(n).map_or(text.len(), |(b, _)| b);
+        format!("at byte {}", offset + byte)
+    })
 }
 
 #[cfg(test)]
@@ -678,6 +733,46 @@ mod tests {
     fn all(tok: &Tokenizer, allowed: bool) -> SpecialPolicy {
         let n = tok.specials.tokens().len();
         SpecialPolicy { allowed: vec![allowed; n], disallowed: vec![true; n] }
+    }
+
+    /// Texts handed over in windows of every size encode as they do whole: same ids, same errors (positions
+    /// counted from the text's start), with specials allowed, disallowed or ordinary, and with stretches where
+    /// no simple cut falls (a window then waits for the next).
+    #[test]
+    fn windows_encode_as_the_whole_text() {
+        let tok = trained(&[("héllo wörld", 5), ("日本語 text", 3), ("low lower", 4)], 300, Mode::Byte, None);
+        let n = tok.specials.tokens().len();
+        let ordinary = || SpecialPolicy { allowed: vec![false; n], disallowed: vec![false; n] };
+        let mut x = 7u64;
+        let mut next = move |k: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % k) as usize
+        };
+        let words = ["héllo", " wörld", "\n", " ", "日本語", "lowest", "  ", ".\n\n", "<eot>", "ab", "12345"];
+        let mut in_many_windows = 0;
+        for round in 0..200 {
+            let text: String = (0..next(400)).map(|_| words[next(words.len() as u64)]).collect();
+            let text = if round % 5 == 0 { text.replace("<eot>", "") } else { text };
+            let chars: Vec<char> = text.chars().collect();
+            for policy in [all(&tok, true), all(&tok, false), ordinary()] {
+                let whole = tok.encode(&text, &policy).map_err(|e| e.message);
+                let window = 1 + next(40);
+                let mut at = 0;
+                let mut handed = 0;
+                let parts = tok
+                    .encode_windows(&policy, text.len(), |buffer| {
+                        let end = (at + window).min(chars.len());
+                        buffer.extend(&chars[at..end]);
+                        at = end;
+                        handed += 1;
+                        Ok(at < chars.len())
+                    })
+                    .map_err(|e| e.message);
+                assert_eq!(parts, whole, "round {round}, windows of {window}: {text:?}");
+                in_many_windows += usize::from(handed > 2);
+            }
+        }
+        assert!(in_many_windows > 300, "texts handed over in more than two windows: {in_many_windows}");
     }
 
     #[test]

@@ -34,27 +34,48 @@ impl NoUtf8 {
 
 /// Latin-1 (every character below U+0100) as UTF-8.
 pub fn from_latin1(latin1: &[u8]) -> Result<String, NoUtf8> {
-    from_code_points::<u8, 2>(latin1)
+    let mut out = String::new();
+    push_latin1(latin1, &mut out).map(|()| out)
 }
 
 /// UCS-2 (code points below U+10000, each one unit) as UTF-8.
 pub fn from_ucs2(units: &[u16]) -> Result<String, NoUtf8> {
-    from_code_points::<u16, 3>(units)
+    let mut out = String::new();
+    push_ucs2(units, &mut out).map(|()| out)
 }
 
 /// UCS-4 (one unit per code point) as UTF-8.
 pub fn from_ucs4(units: &[u32]) -> Result<String, NoUtf8> {
-    from_code_points::<u32, 4>(units)
+    let mut out = String::new();
+    push_ucs4(units, &mut out).map(|()| out)
 }
 
-/// Code points, one per unit, as UTF-8 (not if one is a surrogate or above U+10FFFF). One pass, into room for the
-/// longest UTF-8 the units can have (`MAX_BYTES` each): a first pass to size it exactly cost a third more
-/// instructions (callgrind), and the text is freed when its call returns.
+/// `from_latin1`, appended to `out` (unchanged on an error); a reused `out` keeps its room.
+pub fn push_latin1(latin1: &[u8], out: &mut String) -> Result<(), NoUtf8> {
+    push_code_points::<u8, 2>(latin1, out)
+}
+
+/// `from_ucs2`, appended to `out` (unchanged on an error).
+pub fn push_ucs2(units: &[u16], out: &mut String) -> Result<(), NoUtf8> {
+    push_code_points::<u16, 3>(units, out)
+}
+
+/// `from_ucs4`, appended to `out` (unchanged on an error).
+pub fn push_ucs4(units: &[u32], out: &mut String) -> Result<(), NoUtf8> {
+    push_code_points::<u32, 4>(units, out)
+}
+
+/// Code points, one per unit, as UTF-8 appended to `out` (not if one is a surrogate or above U+10FFFF: then `out`
+/// is as it was). One pass, into room for the longest UTF-8 the units can have (`MAX_BYTES` each): a first pass
+/// to size it exactly cost a third more instructions (callgrind), and the text is freed when its call returns.
 #[inline(always)]
-fn from_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(units: &[T]) -> Result<String, NoUtf8> {
+fn push_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(units: &[T], out: &mut String) -> Result<(), NoUtf8> {
     let most = units.len().saturating_mul(MAX_BYTES);
-    let mut out: Vec<u8> = Vec::new();
-    out.try_reserve_exact(most).map_err(|_| NoUtf8::Memory(most))?;
+    // SAFETY: bytes are only appended past the string's length, and its length is moved over them only once
+    // they are all written as UTF-8 (below).
+    let out = unsafe { out.as_mut_vec() };
+    out.try_reserve(most).map_err(|_| NoUtf8::Memory(out.len().saturating_add(most)))?;
+    let before = out.len();
     let room = &mut out.spare_capacity_mut()[..most];
     let mut at = 0;
     let mut i = 0;
@@ -100,17 +121,28 @@ fn from_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(units: &[T]) ->
             at += 4;
         }
     }
-    // SAFETY: the first `at` bytes were written, each unit as the UTF-8 of its code point (surrogates and values
-    // above U+10FFFF refused), and `room` lies within the capacity.
-    unsafe {
-        out.set_len(at);
-        Ok(String::from_utf8_unchecked(out))
-    }
+    // SAFETY: the first `at` bytes past the old length were written, each unit as the UTF-8 of its code point
+    // (surrogates and values above U+10FFFF refused), and `room` lies within the capacity.
+    unsafe { out.set_len(before + at) };
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Appending keeps what the string held, and a unit with no character leaves it as it was.
+    #[test]
+    fn appending_keeps_the_string_and_an_error_leaves_it_alone() {
+        let mut out = String::from("héllo ");
+        push_ucs2(&"“wörld” ".chars().map(|c| c as u32 as u16).collect::<Vec<_>>(), &mut out).unwrap();
+        push_latin1(&[b'c', b'a', b'f', 0xE9], &mut out).unwrap();
+        push_ucs4(&[0x20, 0x1F642], &mut out).unwrap();
+        assert_eq!(out, "héllo “wörld” café 🙂");
+        assert_eq!(push_ucs2(&[0x61, 0xD800, 0x62], &mut out), Err(NoUtf8::NotACharacter));
+        assert_eq!(push_ucs4(&[0x61, 0x11_0000], &mut out), Err(NoUtf8::NotACharacter));
+        assert_eq!(out, "héllo “wörld” café 🙂");
+    }
 
     /// Every code point below U+10000 but the surrogates, in UCS-2 and UCS-4, and every Latin-1 character,
     /// transcode to what Rust's own encoding gives; runs of ASCII of every length and alignment too.

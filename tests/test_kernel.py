@@ -121,6 +121,19 @@ def test_every_level_gives_tiktokens_ids_on_shared_text(encodings, levels, share
         assert [tok.encode_to_numpy(t).tolist() for t in texts] == expected, level
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_a_long_text_read_in_windows_gives_tiktokens_ids(encodings, shared_data, name):
+    # Past 512 K characters a str that is not ASCII is transcoded a window at a time and encoded up to the last
+    # place each window may be cut: every script of the multilingual files, and UCS-4 text (an emoji in it).
+    tok, enc = encodings[name]
+    files = sorted((shared_data / "multilingual").rglob("*.txt"))
+    text = "\n".join(p.read_bytes().decode("utf-8")[:150_000] for p in files) + " 🙂"
+    assert len(text) > 600_000
+    expected = enc.encode_ordinary(text)
+    assert tok.encode_to_numpy(text, disallowed_special=()).tolist() == expected
+    assert tok.encode(text, disallowed_special=()) == expected
+
+
 @settings(max_examples=examples(150), deadline=None)
 @given(
     text=st.lists(

@@ -103,3 +103,39 @@ def test_a_surrogate_anywhere_in_a_long_text_of_a_batch_is_found(tok, at, wide):
 def test_a_surrogate_beside_astral_characters_is_an_error_too(tok):
     with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
         tok.encode_batch(["🙂 \udfff"], threads=2)  # stored as UCS-4
+
+
+def long_text(storage: str, chars: int = 600_000) -> str:
+    """A text past the length from which a str that is not ASCII is encoded a window at a time (512 K
+    characters), with long stretches where no piece boundary may be cut (no spaces, no line breaks)."""
+    base = STORAGES[storage] + "\n" + "nocutinthisstretch" * 400 + "." + STORAGES["ascii"]
+    return (base * (chars // len(base) + 1))[:chars]
+
+
+@pytest.mark.parametrize("storage", ["latin-1", "ucs-2", "ucs-4"])
+def test_a_long_text_encoded_in_windows_is_its_utf8(tok, storage):
+    text = long_text(storage)
+    expected = tok.encode_bytes(text.encode())
+    assert tok.encode(text) == expected
+    assert tok.encode_to_numpy(text).tolist() == expected
+    assert tok.encode_to_numpy(text, disallowed_special=()).tolist() == expected
+
+
+def test_a_special_token_far_into_a_long_text_is_named_at_its_character():
+    tok = bytepair.train([text * 20 for text in STORAGES.values()], 330, special_tokens=["<|eot|>"])
+    text = long_text("ucs-2", 700_000)
+    text = text[:650_000] + "<|eot|>" + text[650_000:]
+    for call in (tok.encode, tok.encode_to_numpy):
+        with pytest.raises(ValueError, match="at character 650000[)]"):
+            call(text)
+    ids = tok.encode(text, allowed_special="all")
+    assert ids == tok.encode_bytes(text.encode(), allowed_special="all")
+    assert ids.count(tok.encode("<|eot|>", allowed_special="all")[0]) == 1
+    assert tok.encode_to_numpy(text, allowed_special="all").tolist() == ids
+
+
+@pytest.mark.parametrize("call", ["encode", "encode_to_numpy"])
+def test_a_lone_surrogate_far_into_a_long_text_is_the_same_error(tok, call):
+    text = long_text("ucs-2")
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        getattr(tok, call)(text[:590_000] + "\ud800" + text[590_000:])

@@ -11,10 +11,11 @@
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 use super::batch::naming_text;
 use super::guarded;
-use super::text::{PARALLEL_FROM_CHARS, Source, as_strs, batch_threads, chunk_utf8};
+use super::text::{PARALLEL_FROM_CHARS, Source, as_strs, batch_threads, chunk_utf8, encode_str};
 use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
@@ -36,14 +37,10 @@ const CHUNK_BYTES: usize = 64 * 1024;
 pub(super) fn encode<'py>(
     tok: &CoreTokenizer,
     py: Python<'py>,
-    text: &str,
+    text: &Bound<'py, PyString>,
     policy: &SpecialPolicy,
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    let ids = if text.len() < DETACH_FROM {
-        guarded(|| tok.inner.encode(text, policy))?
-    } else {
-        py.detach(|| guarded(|| tok.inner.encode(text, policy)))?
-    };
+    let ids = encode_str(py, text, &tok.inner, policy, DETACH_FROM)?;
     Ok(PyArray1::from_vec(py, fitted(ids)))
 }
 

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 
 use super::batch::{self, naming_text};
-use super::text::{PARALLEL_FROM_CHARS, Source, batch_threads, sources, utf8};
+use super::text::{self, PARALLEL_FROM_CHARS, Source, batch_threads, sources, utf8};
 use super::{guarded, numpy_out};
 use crate::formats::{hf, native, tiktoken};
 use crate::pretokenize::{Pattern, Unmatched};
@@ -156,8 +156,7 @@ impl CoreTokenizer {
         disallowed: Vec<bool>,
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
-        let text = utf8(text)?;
-        let ids = py.detach(|| guarded(|| self.inner.encode(&text, &policy)))?;
+        let ids = text::encode_str(py, text, &self.inner, &policy, 0)?;
         self.id_list(py, &ids)
     }
     /// Encodes many texts in parallel (order kept); `threads` 0 = every core. `collect_young`: the caller has
@@ -188,7 +187,7 @@ impl CoreTokenizer {
         disallowed: Option<Vec<bool>>,
     ) -> PyResult<Bound<'py, numpy::PyArray1<u32>>> {
         let policy = self.policy_or_default(allowed, disallowed)?;
-        numpy_out::encode(self, py, &utf8(text)?, &policy)
+        numpy_out::encode(self, py, text, &policy)
     }
 
     /// Ids of many texts as one flat `uint32` array and `int64` offsets (`len(texts) + 1`), encoded in parallel
