@@ -105,15 +105,30 @@ impl Tokenizer {
     /// batches: one allocation a chunk of texts rather than one a text (a vector a text, freed by another
     /// thread, was page faults on every batch).
     pub fn encode_concatenated(&self, texts: &[&str], policy: &SpecialPolicy) -> Result<(Vec<u32>, Vec<usize>)> {
+        let (mut ids, mut ends) = (Vec::new(), Vec::new());
+        self.encode_concatenated_into(texts, policy, &mut ids, &mut ends)?;
+        Ok((ids, ends))
+    }
+
+    /// `encode_concatenated` into vectors given (cleared first), whose room a caller may reuse from one chunk of
+    /// texts to the next.
+    pub fn encode_concatenated_into(
+        &self,
+        texts: &[&str],
+        policy: &SpecialPolicy,
+        ids: &mut Vec<u32>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
         let bytes: usize = texts.iter().map(|t| t.len()).sum();
-        let mut ids = Vec::new();
-        try_reserve(&mut ids, bytes / 3 + 1, IDS)?;
-        let mut ends = Vec::with_capacity(texts.len());
+        ids.clear();
+        ends.clear();
+        try_reserve(ids, bytes / 3 + 1, IDS)?;
+        ends.reserve(texts.len());
         for text in texts {
-            self.encode_append(text, policy, &mut ids)?;
+            self.encode_append(text, policy, ids)?;
             ends.push(ids.len());
         }
-        Ok((ids, ends))
+        Ok(())
     }
 
     /// Appends the ids of `text` to `ids` (on an error, some may have been appended).

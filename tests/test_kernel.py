@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -257,6 +258,32 @@ def test_encode_batch_to_numpy_errors_name_the_text(encodings):
         tok.encode_batch_to_numpy(["a"], threads="2")
     _, offsets = tok.encode_batch_to_numpy(texts, disallowed_special=(), threads=2)
     assert len(offsets) == len(texts) + 1
+
+
+def test_encode_batch_to_numpy_places_chunks_that_finish_out_of_order(encodings):
+    # Chunks are taken in text order and placed as soon as those before them are: slow chunks first (random
+    # letters, base64: every piece merged) let later ones finish before them and wait.
+    import base64
+
+    tok, enc = encodings["o200k_base"]
+    rng = random.Random(26)
+    slow = ["".join(rng.choices(string.ascii_letters, k=150_000)), base64.b64encode(rng.randbytes(150_000)).decode()]
+    fast = [f"document {i}: " + "the cat sat. " * (i % 300) for i in range(3000)]
+    for texts in (slow + fast, fast[:1500] + slow + fast[1500:]):
+        ids, offsets = tok.encode_batch_to_numpy(texts, threads=2)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == enc.encode_ordinary_batch(
+            texts
+        )
+
+
+def test_encode_batch_to_numpy_reports_the_first_error_in_text_order(encodings):
+    tok, _ = encodings["r50k_base"]
+    texts = ["fine " * 1000] * 400
+    texts[50] = "a <|endoftext|>"
+    texts[380] = "b <|endoftext|>"
+    for _ in range(5):
+        with pytest.raises(ValueError, match=r"texts\[50\]: .*special token"):
+            tok.encode_batch_to_numpy(texts, threads=2)
 
 
 def test_encode_batch_to_numpy_digest_is_the_same_every_run(encodings):

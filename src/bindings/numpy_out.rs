@@ -1,13 +1,17 @@
 //! `CoreTokenizer`'s numpy outputs: the ids of one text as a `uint32` array, and of many texts as one flat
 //! `uint32` array with `int64` document offsets. No Python object per id: the arrays own the Rust vectors the
-//! encoder wrote (`PyArray1::from_vec`), so the ids are never copied for one text, and copied once (in
-//! parallel) for a batch encoded in parallel chunks.
+//! encoder wrote (`PyArray1::from_vec`), so the ids are never copied for one text, and copied once from their
+//! chunk's vector for a batch.
 //!
 //! Performance notes (per ~4 KB document of English, r50k, on the shared development machine):
 //! - Before this, `encode_to_numpy` went through the batch path for one text: a thread-pool dispatch, the ids
 //!   copied into a `bytearray`, `np.frombuffer` in Python: half the speed of the list API per document.
 //! - Texts under `DETACH_FROM` bytes are encoded with the GIL held: releasing and taking it back costs about as
 //!   much as encoding a few hundred bytes, and other Python threads wait at most ~0.1 ms.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -25,6 +29,10 @@ pub(super) type IdsAndOffsets<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyAr
 
 /// A chunk of texts encoded: their ids one after another, and where each text's end.
 type EncodedChunk = (Vec<u32>, Vec<usize>);
+
+/// Most bytes of text in a chunk of a batch encoded in parallel: a chunk's ids wait for the chunks before it in
+/// a vector of their own, so that smaller chunks keep fewer of them waiting (and their vectors, reused, warm).
+const PARALLEL_CHUNK_MOST: usize = 256 * 1024;
 
 /// Texts from this many bytes on are encoded with the GIL released.
 const DETACH_FROM: usize = 32 * 1024;
@@ -71,16 +79,11 @@ pub(super) fn encode_batch<'py>(
                 }
                 return Ok((fitted(ids), offsets_of(&[ends])));
             }
-            let chunks = chunks_of(texts, (bytes / (8 * threads)).max(CHUNK_BYTES));
+            let target = (bytes / (8 * threads)).clamp(CHUNK_BYTES, PARALLEL_CHUNK_MOST);
+            let chunks = chunks_of(texts, target);
             let pool = crate::thread_pool(threads)?;
-            let encoded: Vec<Result<EncodedChunk, Error>> = pool.install(|| {
-                use rayon::prelude::*;
-                chunks.par_iter().map(|&(first, chunk)| encode_chunk(tok, chunk, first, policy, several)).collect()
-            });
-            // The first failure in text order (each chunk's own is its first).
-            let encoded: Vec<EncodedChunk> = encoded.into_iter().collect::<Result<_, _>>()?;
-            let ends: Vec<Vec<usize>> = encoded.iter().map(|(_, ends)| ends.clone()).collect();
-            Ok((joined(&pool, encoded.into_iter().map(|(ids, _)| ids).collect()), offsets_of(&ends)))
+            let (ids, ends) = encode_in_order(tok, &chunks, policy, several, &pool, bytes, texts.len())?;
+            Ok((fitted(ids), offsets_of(&[ends])))
         })
     })?;
     Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, offsets)))
@@ -95,9 +98,24 @@ fn encode_chunk(
     policy: &SpecialPolicy,
     several: bool,
 ) -> Result<EncodedChunk, Error> {
+    let (mut ids, mut ends) = (Vec::new(), Vec::new());
+    encode_chunk_into(tok, chunk, first, policy, several, &mut ids, &mut ends)?;
+    Ok((ids, ends))
+}
+
+/// `encode_chunk` into vectors given (cleared first).
+fn encode_chunk_into(
+    tok: &CoreTokenizer,
+    chunk: &[Source<'_>],
+    first: usize,
+    policy: &SpecialPolicy,
+    several: bool,
+    ids: &mut Vec<u32>,
+    ends: &mut Vec<usize>,
+) -> Result<(), Error> {
     let utf8 = chunk_utf8(chunk)?;
     let chunk = as_strs(&utf8);
-    tok.inner.encode_concatenated(&chunk, policy).map_err(|e| {
+    tok.inner.encode_concatenated_into(&chunk, policy, ids, ends).map_err(|e| {
         // Which text: the first of the chunk that fails alone.
         let j = chunk.iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);
         naming_text(e, first + j, several)
@@ -122,32 +140,89 @@ fn chunks_of<'a, 't>(texts: &'a [Source<'t>], target: usize) -> Vec<(usize, &'a 
     chunks
 }
 
-/// The chunks' ids in one vector, copied in parallel on `pool`.
-fn joined(pool: &rayon::ThreadPool, parts: Vec<Vec<u32>>) -> Vec<u32> {
-    use rayon::prelude::*;
-    let total: usize = parts.iter().map(Vec::len).sum();
-    let mut all: Vec<u32> = Vec::with_capacity(total);
-    let mut rest = &mut all.spare_capacity_mut()[..total];
-    let mut places = Vec::with_capacity(parts.len());
-    for part in &parts {
-        let (place, after) = rest.split_at_mut(part.len());
-        places.push(place);
-        rest = after;
-    }
-    pool.install(|| {
-        places.into_par_iter().zip(parts.par_iter()).for_each(|(place, part)| {
-            for (slot, &id) in place.iter_mut().zip(part) {
-                slot.write(id);
-            }
-        })
-    });
-    // SAFETY: the places split the first `total` slots of the capacity between them, and each was written whole
-    // (each place is as long as its part).
-    unsafe { all.set_len(total) };
-    all
+/// The chunks being encoded in parallel and placed, in text order, into one vector (see `encode_in_order`).
+struct Placing {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+    /// The chunk to place next, and the chunks encoded before it was.
+    next: usize,
+    waiting: BTreeMap<usize, EncodedChunk>,
+    /// Vectors of chunks already placed, for the next chunks to encode into.
+    spare: Vec<EncodedChunk>,
+    /// The first failure in text order (a chunk's index, its error).
+    failed: Option<(usize, Error)>,
 }
 
-/// The offsets of each text's ids in the joined vector, from each chunk's ends.
+/// Encodes `chunks` on every thread of `pool`, taking them in text order; a chunk is copied into the batch's
+/// vector as soon as the chunks before it are (by the thread that encoded it, or the one whose chunk was the
+/// last missing), and its vectors go back to be encoded into again.
+///
+/// The chunks used to be encoded all into vectors of their own and copied into a new vector at the end: twice
+/// the ids' size in memory the process had not touched, and page faults in two threads of one process wait
+/// for each other; a 2-thread batch's CPU ÷ wall dropped to ~1.0 in some cold passes (10 MB of English, r50k).
+fn encode_in_order(
+    tok: &CoreTokenizer,
+    chunks: &[(usize, &[Source<'_>])],
+    policy: &SpecialPolicy,
+    several: bool,
+    pool: &rayon::ThreadPool,
+    bytes: usize,
+    texts: usize,
+) -> Result<(Vec<u32>, Vec<usize>), Error> {
+    let mut ids = Vec::new();
+    crate::error::try_reserve(&mut ids, bytes / 3 + 1, "the token ids")?;
+    let placing = Mutex::new(Placing {
+        ids,
+        ends: Vec::with_capacity(texts),
+        next: 0,
+        waiting: BTreeMap::new(),
+        spare: Vec::new(),
+        failed: None,
+    });
+    let lock = || placing.lock().unwrap_or_else(PoisonError::into_inner);
+    let taken = AtomicUsize::new(0);
+    pool.broadcast(|_| {
+        loop {
+            let k = taken.fetch_add(1, Ordering::Relaxed);
+            let Some(&(first, chunk)) = chunks.get(k) else { break };
+            let (mut chunk_ids, mut chunk_ends) = lock().spare.pop().unwrap_or_default();
+            let encoded = encode_chunk_into(tok, chunk, first, policy, several, &mut chunk_ids, &mut chunk_ends);
+            let mut p = lock();
+            let placed = encoded.and_then(|()| {
+                p.waiting.insert(k, (chunk_ids, chunk_ends));
+                place_ready(&mut p)
+            });
+            if let Err(e) = placed {
+                // Every chunk before this one was taken before it, and is finished by its thread.
+                if p.failed.as_ref().is_none_or(|&(at, _)| k < at) {
+                    p.failed = Some((k, e));
+                }
+                taken.store(chunks.len(), Ordering::Relaxed);
+                break;
+            }
+        }
+    });
+    let p = placing.into_inner().unwrap_or_else(PoisonError::into_inner);
+    match p.failed {
+        Some((_, e)) => Err(e),
+        None => Ok((p.ids, p.ends)),
+    }
+}
+
+/// Copies the chunks that are next in text order into the batch's vectors.
+fn place_ready(p: &mut Placing) -> Result<(), Error> {
+    while let Some((ids, ends)) = p.waiting.remove(&p.next) {
+        let base = p.ids.len();
+        crate::error::try_reserve(&mut p.ids, ids.len(), "the token ids")?;
+        p.ids.extend_from_slice(&ids);
+        p.ends.extend(ends.iter().map(|&end| base + end));
+        p.next += 1;
+        p.spare.push((ids, ends));
+    }
+    Ok(())
+}
+
+/// The offsets of each text's ids in the batch's vector, from each chunk's ends.
 fn offsets_of(ends: &[Vec<usize>]) -> Vec<i64> {
     let mut offsets = Vec::with_capacity(ends.iter().map(Vec::len).sum::<usize>() + 1);
     offsets.push(0);
