@@ -121,10 +121,9 @@ def run_child(
     script: str, spec: dict, env: dict, timeout: float, log_dir: Path, load_limit: float | None = None
 ) -> dict:
     """Runs `script --child <spec as JSON>` in its own process group, killed after `timeout` seconds. The
-    child writes its result (a JSON object) to the path given it as spec["result"] (its environment: `env`, with
-    OpenBLAS held to one thread); returned with its CPU time,
-    the wall time and wait4's peak RSS — or `killed_after_s` with the peak RSS at the kill, or `error` (the
-    log's last line) and `log` when it failed.
+    child (environment: `env`, OpenBLAS held to one thread) writes its result (a JSON object) to the path given it
+    as spec["result"]; returned with its CPU time, the wall time and wait4's peak RSS — or `killed_after_s` with
+    the peak RSS at the kill, or `error` (the log's last line) and `log` when it failed.
 
     With `load_limit`, the child also gets a path spec["started"] to create when its timed part begins: the
     `timeout` counts from then, and before it the child may take `load_limit` seconds (loading a vocabulary)."""

@@ -1153,7 +1153,8 @@ walks the lists of list-returning calls as it would for a user.
 One-thread children (per-document calls, batch calls with threads=1, the one-call and worst cases) are pinned to
 one CPU (sched_setaffinity) with `RAYON_NUM_THREADS=1`; 2-thread children get `RAYON_NUM_THREADS=2` and, where the
 library has one, its thread knob. Every child gets `OPENBLAS_NUM_THREADS=1`: numpy's OpenBLAS threads spin for a
-second or two after `import numpy`, and took a CPU from 2-thread cold passes. "CPU ÷ wall" is the child's CPU time over the wall time of the steady pass.
+second or two after `import numpy`, and took a CPU from 2-thread cold passes. "CPU ÷ wall" is the child's CPU time
+over the wall time of the steady pass.
 
 Each measurement runs in {report["reps"]} separate processes; the plan runs once forwards and once backwards
 (libraries and groups), so a slow spell of the machine does not fall on one library only. Per phase, the quickest

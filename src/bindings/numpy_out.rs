@@ -66,44 +66,22 @@ pub(super) fn encode_batch<'py>(
     let (ids, offsets) = py.detach(|| {
         guarded(|| {
             let bytes: usize = texts.iter().map(|t| t.size()).sum();
-            if threads == 1 {
-                // Chunk by chunk on this thread: a chunk's texts are transcoded (when not ASCII) as it comes.
-                // Room for the whole batch at once (as one chunk had it), so that appending chunks copies each once.
-                let mut ids = Vec::new();
-                crate::error::try_reserve(&mut ids, bytes / 3 + 1, "the token ids")?;
-                let mut ends = Vec::with_capacity(texts.len());
-                for (first, chunk) in chunks_of(texts, CHUNK_BYTES) {
-                    let (chunk_ids, chunk_ends) = encode_chunk(tok, chunk, first, policy, several)?;
-                    ends.extend(chunk_ends.into_iter().map(|end| end + ids.len()));
-                    ids.extend_from_slice(&chunk_ids);
-                }
-                return Ok((fitted(ids), offsets_of(&[ends])));
-            }
-            let target = (bytes / (8 * threads)).clamp(CHUNK_BYTES, PARALLEL_CHUNK_MOST);
-            let chunks = chunks_of(texts, target);
-            let pool = crate::thread_pool(threads)?;
-            let (ids, ends) = encode_in_order(tok, &chunks, policy, several, &pool, bytes, texts.len())?;
-            Ok((fitted(ids), offsets_of(&[ends])))
+            // One thread: chunk by chunk on this one, each chunk's texts transcoded (when not ASCII) as it comes.
+            let (chunks, pool) = if threads == 1 {
+                (chunks_of(texts, CHUNK_BYTES), None)
+            } else {
+                let target = (bytes / (8 * threads)).clamp(CHUNK_BYTES, PARALLEL_CHUNK_MOST);
+                (chunks_of(texts, target), Some(crate::thread_pool(threads)?))
+            };
+            let (ids, ends) = encode_in_order(tok, &chunks, policy, several, pool.as_deref(), bytes, texts.len())?;
+            Ok((fitted(ids), offsets_of(&ends)))
         })
     })?;
     Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, offsets)))
 }
 
-/// Encodes `chunk` (which starts at `texts[first]`) into one vector, and where each text's ids end in it; an
-/// error names the text it is about.
-fn encode_chunk(
-    tok: &CoreTokenizer,
-    chunk: &[Source<'_>],
-    first: usize,
-    policy: &SpecialPolicy,
-    several: bool,
-) -> Result<EncodedChunk, Error> {
-    let (mut ids, mut ends) = (Vec::new(), Vec::new());
-    encode_chunk_into(tok, chunk, first, policy, several, &mut ids, &mut ends)?;
-    Ok((ids, ends))
-}
-
-/// `encode_chunk` into vectors given (cleared first).
+/// Encodes `chunk` (which starts at `texts[first]`) into `ids`, and where each text's ids end in them into
+/// `ends` (both cleared first); an error names the text it is about.
 fn encode_chunk_into(
     tok: &CoreTokenizer,
     chunk: &[Source<'_>],
@@ -153,7 +131,7 @@ struct Placing {
     failed: Option<(usize, Error)>,
 }
 
-/// Encodes `chunks` on every thread of `pool`, taking them in text order; a chunk is copied into the batch's
+/// Encodes `chunks` on every thread of `pool` (or on this thread alone, without one), taking them in text order; a chunk is copied into the batch's
 /// vector as soon as the chunks before it are (by the thread that encoded it, or the one whose chunk was the
 /// last missing), and its vectors go back to be encoded into again.
 ///
@@ -165,7 +143,7 @@ fn encode_in_order(
     chunks: &[(usize, &[Source<'_>])],
     policy: &SpecialPolicy,
     several: bool,
-    pool: &rayon::ThreadPool,
+    pool: Option<&rayon::ThreadPool>,
     bytes: usize,
     texts: usize,
 ) -> Result<(Vec<u32>, Vec<usize>), Error> {
@@ -181,7 +159,7 @@ fn encode_in_order(
     });
     let lock = || placing.lock().unwrap_or_else(PoisonError::into_inner);
     let taken = AtomicUsize::new(0);
-    pool.broadcast(|_| {
+    let work = || {
         loop {
             let k = taken.fetch_add(1, Ordering::Relaxed);
             let Some(&(first, chunk)) = chunks.get(k) else { break };
@@ -201,7 +179,13 @@ fn encode_in_order(
                 break;
             }
         }
-    });
+    };
+    match pool {
+        Some(pool) => {
+            pool.broadcast(|_| work());
+        }
+        None => work(),
+    }
     let p = placing.into_inner().unwrap_or_else(PoisonError::into_inner);
     match p.failed {
         Some((_, e)) => Err(e),
@@ -222,16 +206,9 @@ fn place_ready(p: &mut Placing) -> Result<(), Error> {
     Ok(())
 }
 
-/// The offsets of each text's ids in the batch's vector, from each chunk's ends.
-fn offsets_of(ends: &[Vec<usize>]) -> Vec<i64> {
-    let mut offsets = Vec::with_capacity(ends.iter().map(Vec::len).sum::<usize>() + 1);
-    offsets.push(0);
-    let mut base = 0;
-    for chunk in ends {
-        offsets.extend(chunk.iter().map(|&end| (base + end) as i64));
-        base += chunk.last().copied().unwrap_or(0);
-    }
-    offsets
+/// The offsets of each text's ids in the batch's vector (0, then where each text's ids end).
+fn offsets_of(ends: &[usize]) -> Vec<i64> {
+    std::iter::once(0).chain(ends.iter().map(|&end| end as i64)).collect()
 }
 
 /// `ids` without much unused capacity (the array keeps the vector's whole allocation alive).

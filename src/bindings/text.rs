@@ -20,7 +20,7 @@ use pyo3::types::string::PyStringData;
 use super::{guarded, to_py};
 use crate::error::Error;
 use crate::tokenizer::{SpecialPolicy, Tokenizer};
-use crate::utf8::{NoUtf8, from_latin1, from_ucs2, from_ucs4, push_latin1, push_ucs2, push_ucs4};
+use crate::utf8::{NoUtf8, push_latin1, push_ucs2, push_ucs4};
 
 /// The UTF-8 of `s`: borrowed when it is ASCII, else transcoded (see the module notes).
 pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
@@ -123,9 +123,10 @@ impl<'a> Source<'a> {
     pub(super) fn to_utf8(self) -> Result<Cow<'a, str>, NoUtf8> {
         match self {
             Source::Ascii(text) => Ok(Cow::Borrowed(text)),
-            Source::Latin1(latin1) => from_latin1(latin1).map(Cow::Owned),
-            Source::Ucs2(units) => from_ucs2(units).map(Cow::Owned),
-            Source::Ucs4(chars) => from_ucs4(chars).map(Cow::Owned),
+            _ => {
+                let mut out = String::new();
+                self.push_utf8(&mut out).map(|()| Cow::Owned(out))
+            }
         }
     }
 
