@@ -310,6 +310,20 @@ def test_a_damaged_kept_shard_is_redone(corpus, tok, reference, tmp_path):
     assert folder_digest(out) == reference[1]
 
 
+def test_a_manifest_a_killed_run_left_half_written_is_cleared_away(corpus, tok, reference, tmp_path):
+    """A SIGKILL while the manifest is written leaves its temporary file: the next run removes it (and only it)."""
+    out = tmp_path / "out"
+    shutil.copytree(reference[0], out)
+    (out / ".manifest.json.k2x9q0z_.tmp").write_bytes(b'{"layout": "bytep')
+    (out / ".manifest.json.mine").write_bytes(b"someone else's")
+    result = encode(corpus[0], tok, out, workers=1)
+    assert result.tasks_run == 0
+    assert not (out / ".manifest.json.k2x9q0z_.tmp").exists()
+    assert (out / ".manifest.json.mine").read_bytes() == b"someone else's"
+    (out / ".manifest.json.mine").unlink()
+    assert folder_digest(out) == reference[1]
+
+
 # -- bad and empty input -------------------------------------------------------------------------------------------
 
 

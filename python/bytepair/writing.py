@@ -20,13 +20,22 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["PathLike", "fsync_folder", "open_whole", "read_file_set", "write_file_set", "write_whole"]
+__all__ = [
+    "PathLike",
+    "fsync_folder",
+    "open_whole",
+    "read_file_set",
+    "remove_leftovers",
+    "write_file_set",
+    "write_whole",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -83,6 +92,38 @@ def write_whole(path: PathLike, data: str | bytes, encoding: str = "utf-8") -> N
     """Writes `data` (text is encoded with `encoding`) to `path`, whole or not at all (see `open_whole`)."""
     with open_whole(path) as f:
         f.write(data.encode(encoding) if isinstance(data, str) else data)
+
+
+def remove_leftovers(path: PathLike) -> list[Path]:
+    """Removes the temporary files a process killed while writing `path` left beside it (a SIGKILL leaves no
+    chance to clean up), and returns their paths. Only names this module makes for `path` are touched:
+    `.NAME.<8 random characters>.tmp` (`open_whole`) and `.NAME.<16 hex digits>.tmp` (a link being switched);
+    folders are left alone, and a link is removed itself, never what it leads to.
+
+    Call it only where no other process may be writing `path` at the same time (its temporary file would go).
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for name in (".a.json.k2x_9q0z.tmp", ".a.json.notes", "a.json"):
+    ...     open(os.path.join(folder, name), "w").close()
+    >>> [p.name for p in remove_leftovers(os.path.join(folder, "a.json"))]
+    ['.a.json.k2x_9q0z.tmp']
+    >>> sorted(os.listdir(folder))
+    ['.a.json.notes', 'a.json']
+    """
+    target = Path(path)
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(?:[a-z0-9_]{{8}}|[0-9a-f]{{16}})\.tmp")
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except FileNotFoundError:
+        return []
+    for entry in sorted(entries, key=lambda e: e.name):
+        if pattern.fullmatch(entry.name) and not entry.is_dir(follow_symlinks=False):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 def fsync_folder(folder: PathLike) -> None:

@@ -10,7 +10,7 @@ How a job goes:
 2. Tasks write into `OUT/.bytepair-staging/`, each file whole or not at all; the driver records each finished
    task there (`state.json`). A job that stops — an error, Ctrl-C, a SIGKILL — leaves nothing under a final name.
 3. When every task is done, the shards are moved to their final names in `OUT`, then `OUT/manifest.json` is
-   written (the tokenizer's hash, the inputs, the settings, the plan, and per shard its files with sizes and
+   written whole (a temporary file an earlier run killed while writing it left is removed first) (the tokenizer's hash, the inputs, the settings, the plan, and per shard its files with sizes and
    SHA-256, documents and tokens), then the staging folder is removed.
 
 Running the same job again keeps every shard that matches the manifest or the staging record (same size; same
@@ -44,7 +44,7 @@ from ..formats import jsonl, megatron
 from ..formats.native import dumps as native_dumps
 from ..progress import Progress, show_progress
 from ..streams import choose_dtype, separator_id, special_policy
-from ..writing import fsync_folder, write_whole
+from ..writing import fsync_folder, remove_leftovers, write_whole
 from .engines import make_engine
 from .tasks import EncodeJob, EncodeTask, TaskTiming
 
@@ -560,6 +560,7 @@ def _finish(
         "totals": totals,
         "tasks": records,
     }
+    remove_leftovers(out / MANIFEST)  # a run killed while writing the manifest left its temporary file
     write_whole(out / MANIFEST, _json_text(manifest))
     _driver_fault("before-cleanup")
     shutil.rmtree(staging, ignore_errors=True)
