@@ -319,3 +319,30 @@ print(held - rss(), tok.encode("the cat") == tok.encode_to_numpy("the cat").toli
     assert out.returncode == 0, out.stderr
     released, still_encodes = out.stdout.split()
     assert float(released) > 5 and still_encodes == "True", out.stdout
+
+
+def test_the_ints_of_lists_are_made_on_first_use_and_outlive_their_tokenizer(shared_data):
+    # A freshly loaded tokenizer has made no int for any id: lists asked for by several threads at once make
+    # them (the first one made for an id is kept), and a list keeps its ints after the tokenizer is gone.
+    import gc
+    import threading
+    import weakref
+
+    tok = bytepair.get_encoding("o200k_base", shared_data)
+    text = "A fresh tokenizer's first lists, 1234567. " * 40 + "".join(chr(0x4E00 + 37 * i) for i in range(400))
+    expected = tok.encode_to_numpy(text).tolist()
+    results: list[list[int]] = []
+    threads = [threading.Thread(target=lambda t: results.append(t.encode(text)), args=(tok,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    batch = tok.encode_batch([text, text[::-1]], threads=2)
+    reversed_ids = tok.encode_to_numpy(text[::-1]).tolist()
+    gone = weakref.ref(tok)
+    del tok, threads
+    gc.collect()
+    assert gone() is None
+    assert len(results) == 4 and all(ids == expected for ids in results)
+    assert batch == [expected, reversed_ids]
+    assert {type(i) for i in results[0]} == {int} and max(results[0]) > 100_000

@@ -21,9 +21,66 @@ type Settings =
 #[pyclass(module = "bytepair._core", frozen)]
 pub struct CoreTokenizer {
     pub(super) inner: Tokenizer,
-    /// One Python int per id, made once: a list of ids is then built by reference counting alone (creating
-    /// an int per id cost ~25 ns, a third of encoding a 4 KB document).
-    id_objects: std::sync::OnceLock<Vec<Py<PyAny>>>,
+    /// One Python int per id, made the first time a list holds that id (see `IdObjects`).
+    id_objects: std::sync::OnceLock<IdObjects>,
+}
+
+/// One Python int per id, each made the first time a list of ids holds it and kept: a list is then built by
+/// reference counting alone (creating an int per id cost ~25 ns, a third of encoding a 4 KB document).
+///
+/// Made per id rather than all at load: a process that never asks for lists (numpy output, token files)
+/// holds none, and English text uses a fraction of a large vocabulary. All made at load, o200k_base's 200 K
+/// ints were 5.3 MB of the loaded tokenizer's RSS, and lists per 4 KB document of English were slower (cold
+/// 77–84 MB/s, against 87–93 with the ints made as met: fewer, and close together in memory). A slot is a
+/// pointer, null until its int is made; the check is one well-predicted branch per id.
+struct IdObjects {
+    /// An owned reference per id, or null.
+    slots: Box<[std::sync::atomic::AtomicPtr<pyo3::ffi::PyObject>]>,
+}
+
+impl IdObjects {
+    fn new(len: usize) -> IdObjects {
+        IdObjects { slots: (0..len).map(|_| std::sync::atomic::AtomicPtr::new(std::ptr::null_mut())).collect() }
+    }
+
+    /// A borrowed reference to the int `id` (which must be below the vocabulary's size).
+    #[inline(always)]
+    fn get(&self, py: Python<'_>, id: u32) -> *mut pyo3::ffi::PyObject {
+        let object = self.slots[id as usize].load(std::sync::atomic::Ordering::Acquire);
+        if object.is_null() { self.make(py, id) } else { object }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn make(&self, py: Python<'_>, id: u32) -> *mut pyo3::ffi::PyObject {
+        use std::sync::atomic::Ordering;
+        let made = id.into_pyobject(py).expect("ints convert").into_any().into_ptr();
+        // (Two threads of a free-threaded Python may make the same int: the first one stored stays.)
+        match self.slots[id as usize].compare_exchange(std::ptr::null_mut(), made, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => made,
+            Err(stored) => {
+                // SAFETY: `made` is the owned reference `into_ptr` gave, not stored anywhere.
+                unsafe { pyo3::ffi::Py_DECREF(made) };
+                stored
+            }
+        }
+    }
+}
+
+impl Drop for IdObjects {
+    fn drop(&mut self) {
+        let slots = std::mem::take(&mut self.slots);
+        Python::attach(|_| {
+            for slot in slots.iter() {
+                let object = slot.load(std::sync::atomic::Ordering::Acquire);
+                if !object.is_null() {
+                    // SAFETY: each non-null slot holds the one owned reference `make` stored; it is given up once.
+                    unsafe { pyo3::ffi::Py_DECREF(object) };
+                }
+            }
+        });
+    }
 }
 
 impl CoreTokenizer {
@@ -89,23 +146,19 @@ impl CoreTokenizer {
         }
     }
 
-    /// One Python int per id, made on first use.
-    fn id_objects(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        self.id_objects.get_or_init(|| {
-            (0..self.inner.vocab.len() as u32)
-                .map(|i| i.into_pyobject(py).expect("ints convert").into_any().unbind())
-                .collect()
-        })
+    /// The table of one Python int per id (each made when a list first holds it).
+    fn id_objects(&self) -> &IdObjects {
+        self.id_objects.get_or_init(|| IdObjects::new(self.inner.vocab.len()))
     }
 
     /// `ids` as a Python list of ints.
     pub(super) fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let objects = self.id_objects(py);
+        let objects = self.id_objects();
         // Filled by hand: `PyList::new` over an iterator spent ~15 instructions per id, this loop ~11 (lists
         // of ids are a sixth of encoding a document).
         // SAFETY: `PyList_New` gives a list of `len` empty slots (or NULL with an exception set); each slot is
-        // set once with a new reference (Py_INCREF) to a live int, as `PyList_SET_ITEM` requires, before the
-        // list is handed to Python.
+        // set once with a new reference (Py_INCREF) to a live int (`IdObjects` keeps one reference to each), as
+        // `PyList_SET_ITEM` requires, before the list is handed to Python.
         unsafe {
             let list = pyo3::ffi::PyList_New(ids.len() as pyo3::ffi::Py_ssize_t);
             if list.is_null() {
@@ -119,7 +172,7 @@ impl CoreTokenizer {
                 return Err(err);
             }
             for (k, &id) in ids.iter().enumerate() {
-                let object = objects[id as usize].as_ptr();
+                let object = objects.get(py, id);
                 pyo3::ffi::Py_INCREF(object);
                 pyo3::ffi::PyList_SET_ITEM(list, k as pyo3::ffi::Py_ssize_t, object);
             }
@@ -130,8 +183,8 @@ impl CoreTokenizer {
 
 #[pymethods]
 impl CoreTokenizer {
-    /// Builds what encoding needs — the fast piece encoder, one int object per id — now rather than on the
-    /// first call.
+    /// Builds what encoding needs — the fast piece encoder — now rather than on the first call. (The ints of
+    /// lists of ids are made as lists first hold them: see `IdObjects`.)
     fn prepare(&self, py: Python<'_>) {
         // Building makes temporaries on this thread and the pool's (o200k_base: ~45 MB) that mimalloc would keep
         // resident: they go back to the OS now (the pool's threads when they are free: waiting for them could
@@ -143,7 +196,6 @@ impl CoreTokenizer {
                 pool.spawn_broadcast(|_| crate::release_freed_memory());
             }
         });
-        self.id_objects(py);
     }
 
     /// Encodes text. `allowed` / `disallowed` give, per special token (in `special_tokens()` order), whether it
