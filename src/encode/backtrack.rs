@@ -359,7 +359,7 @@ fn double_array<'t>(keys: &[u32], spell: impl Fn(u32) -> &'t [u8], len_shorter: 
 fn own_last_merge(
     bytes: &[u8],
     byte_ids: &[u32; 256],
-    pairs: &PairTable,
+    pair_value: &impl Fn(u32, u32) -> u64,
     symbols: &mut Vec<[u32; 3]>,
 ) -> Option<(u32, u32, u32, u32)> {
     use std::cmp::Reverse;
@@ -370,7 +370,7 @@ fn own_last_merge(
         [byte_ids[b as usize], if i == 0 { NONE } else { i as u32 - 1 }, if i + 1 == n { NONE } else { i as u32 + 1 }]
     }));
     let rank_of = |left: u32, right: u32| {
-        let v = pairs.get(left, right);
+        let v = pair_value(left, right);
         ((v >> 32) as u32, v as u32)
     };
     let mut heap: std::collections::BinaryHeap<Reverse<(u32, u32)>> = (0..n.saturating_sub(1))
@@ -419,8 +419,15 @@ impl Backtracker {
     /// token spells it; every merge's result spells its two parts; each token BPE builds from its own bytes was
     /// last merged from two tokens built before it, and those tokens are numbered in that order, after the
     /// bytes. `tokens`: bytes by id (None for specials). r50k, p50k, cl100k, o200k, GPT-2's merges.txt and
-    /// bytepair's trained vocabularies meet them.
-    pub fn build(byte_ids: &[u32; 256], pairs: &PairTable, tokens: &[Option<&[u8]>]) -> Option<Backtracker> {
+    /// bytepair's trained vocabularies meet them. `pair_value`: `(rank << 32) | result` of a pair, `u64::MAX`
+    /// if it does not merge; `listed`: the table of every pair that merges, to check that each spells its
+    /// result (None when the vocabulary's rule makes it so: tiktoken's).
+    pub fn build(
+        byte_ids: &[u32; 256],
+        pair_value: &(impl Fn(u32, u32) -> u64 + Sync),
+        listed: Option<&PairTable>,
+        tokens: &[Option<&[u8]>],
+    ) -> Option<Backtracker> {
         let spells = |id: u32| tokens.get(id as usize).copied().flatten();
         if tokens.len() >= MAX_IDS as usize || tokens.iter().flatten().any(|t| t.len() > MAX_TOKEN_BYTES) {
             return None;
@@ -430,7 +437,7 @@ impl Backtracker {
                 return None;
             }
         }
-        for (left, right, v) in pairs.iter() {
+        for (left, right, v) in listed.into_iter().flat_map(PairTable::iter) {
             let (Some(l), Some(r), Some(x)) = (spells(left), spells(right), spells(v as u32)) else { return None };
             if x.len() != l.len() + r.len() || !x.starts_with(l) || !x.ends_with(r) {
                 return None;
@@ -449,7 +456,7 @@ impl Backtracker {
                 .par_iter()
                 .enumerate()
                 .map_init(Vec::new, |symbols, (id, bytes)| match bytes {
-                    Some(bytes) if bytes.len() >= 2 => own_last_merge(bytes, byte_ids, pairs, symbols)
+                    Some(bytes) if bytes.len() >= 2 => own_last_merge(bytes, byte_ids, pair_value, symbols)
                         .and_then(|(left, right, rank, result)| (result == id as u32).then_some((left, right, rank))),
                     _ => None,
                 })
@@ -811,7 +818,7 @@ mod tests {
             for len in [2usize, 3, 7, 40, 300] {
                 let text: Vec<u8> = (0..len).map(|_| b"abc"[next(3) as usize]).collect();
                 assert_eq!(
-                    own_last_merge(&text, &byte_ids(), &pairs, &mut Vec::new()),
+                    own_last_merge(&text, &byte_ids(), &|l, r| pairs.get(l, r), &mut Vec::new()),
                     own_last_merge_by_scanning(&text, &byte_ids(), &pairs),
                     "{}",
                     String::from_utf8_lossy(&text)
@@ -830,7 +837,7 @@ mod tests {
         }));
         let started = std::time::Instant::now();
         let text = vec![b'a'; 1 << 20];
-        let last = own_last_merge(&text, &byte_ids(), &pairs, &mut Vec::new());
+        let last = own_last_merge(&text, &byte_ids(), &|l, r| pairs.get(l, r), &mut Vec::new());
         assert_eq!(last, Some((255 + 19, 255 + 19, 20, 255 + 20)));
         assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
     }

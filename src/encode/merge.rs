@@ -75,7 +75,7 @@ impl PieceEncoder {
     /// Rank and result of a pair; NONE if it does not merge or ranks at or above `limit`.
     #[inline]
     pub(super) fn rank(&self, left: u32, right: u32, limit: u32) -> (u32, u32) {
-        let v = self.pairs.get(left, right);
+        let v = self.pair_value(left, right);
         match (v >> 32) as u32 {
             rank if rank < limit => (rank, v as u32),
             _ => (NONE, NONE),

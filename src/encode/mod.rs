@@ -9,7 +9,6 @@ pub mod caches;
 mod merge;
 mod pair_table;
 pub mod piece;
-mod splits;
 mod whole;
 
 use rustc_hash::FxHashMap;
@@ -32,9 +31,7 @@ pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece
         vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
     if tiktoken_rule {
         // tiktoken: every split of a token into two tokens may merge into it, at the token's rank (= id).
-        let pairs = splits::tiktoken_pairs(&tokens);
-        let encoder = piece::PieceEncoder::new(piece::Units::Bytes(byte_ids), pairs, &tokens, vocab.unk, true, false);
-        return Some(encoder.with_tiktoken_rule());
+        return Some(piece::PieceEncoder::tiktoken(byte_ids, &tokens, vocab.unk));
     }
     let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let units = piece::Units::Bytes(byte_ids);

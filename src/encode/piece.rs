@@ -19,6 +19,10 @@
 //!   pieces go there: a piece of two-byte letters has twice the merges, and multilingual text, whose pieces
 //!   mostly need merging and keep the backtracker's lines warm, went from 63–66 to 46–51 MB/s (o200k) with all
 //!   pieces of up to 16 bytes; ASCII only, it stays at 63–65.
+//! - Under tiktoken's rule the encoder keeps no pair table (`PairRanks::Spelled`): a pair's rank is the lookup
+//!   of the token its bytes make. o200k_base loaded (RSS above the interpreter's, numpy imported): 81.5 →
+//!   64.6 MB, the load's peak 107 → 88 MB, loading 0.40–0.43 → 0.29 s; cl100k 45.9 → 40.8 MB (peak 62 → 51);
+//!   encoding unchanged (one call per 4 KB document of fresh English, old and new alternated).
 //! - Character-level vocabularies map each character to its id (ASCII by table, others by hash).
 
 use std::sync::OnceLock;
@@ -86,8 +90,8 @@ pub struct PieceEncoder {
     /// tiktoken's rule with ranks = ids: two parts merge when their bytes together are a token, at its id (see
     /// `merge_short_by_tokens`).
     pub(super) tokens_rank_pairs: bool,
-    /// `(left, right)` → `(rank << 32) | result`.
-    pub(super) pairs: PairTable,
+    /// Where a pair's rank and result come from.
+    pairs: PairRanks,
     /// Byte strings that are one token and that BPE builds back into that token.
     whole: WholeTable,
     /// Identifies this encoder in the per-thread cache (never reused, unlike an address).
@@ -104,6 +108,26 @@ pub struct PieceEncoder {
 }
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// Where the rank and result of a pair of tokens come from.
+#[derive(Clone, Debug)]
+enum PairRanks {
+    /// The vocabulary's merges, tabled: `(left, right)` → `(rank << 32) | result`.
+    Table(PairTable),
+    /// tiktoken's rule with ranks = ids: two tokens merge into the token their bytes make together, at its id,
+    /// looked up in the whole-token table (which holds every token under this rule); pairs of two ids below
+    /// 256 come from a dense table of those lookups, made at build.
+    ///
+    /// No pair table: one of every split of every token into two tokens was 16.8 MB for o200k_base (446 K
+    /// pairs in 1 M slots), 8 MB more while being built, and the encoder rarely asks a pair's rank under this
+    /// rule — a piece that is not a whole token goes to `merge_short_by_tokens` or the backtracker; the merge
+    /// asks only for two-byte pieces (the dense table), at load (each token's own merges) and when a
+    /// vocabulary gets no backtracker.
+    Spelled { small: Box<[u64]> },
+}
+
+/// Pairs of ids below this are in `PairRanks::Spelled`'s dense table.
+const SMALL_IDS: u32 = 256;
 
 /// Why a piece could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,49 +170,15 @@ impl PieceEncoder {
             pairs.into_iter().map(|(left, right, rank, result)| (left, right, (rank as u64) << 32 | result as u64)),
         );
         let chars = matches!(units, Units::Chars { .. });
-        let mut symbol_len: Vec<u32> = tokens
-            .iter()
-            .map(|t| match t {
-                Some(b) if chars => std::str::from_utf8(b).map_or(1, |s| s.chars().count().max(1) as u32),
-                Some(b) => b.len().max(1) as u32,
-                None => 1,
-            })
-            .collect();
-        if let Some(unk) = unk
-            && let Some(len) = symbol_len.get_mut(unk as usize)
-        {
-            *len = 1;
-        }
+        let symbol_len = symbol_lengths(tokens, chars, unk);
         let len_of = |id: u32| symbol_len.get(id as usize).copied();
         let in_place = tokens.len() < END as usize
             && table.iter().all(|(left, right, v)| {
                 let result = v as u32;
                 matches!((len_of(left), len_of(right), len_of(result)), (Some(l), Some(r), Some(x)) if l + r == x)
             });
-        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
-        let (mut spellings, mut spelling_ends) = (Vec::new(), Vec::new());
-        if matches!(units, Units::Bytes(_)) && !all_occurrences {
-            spelling_ends.reserve(tokens.len());
-            for t in tokens {
-                spellings.extend_from_slice(t.unwrap_or_default());
-                spelling_ends.push(spellings.len() as u32);
-            }
-        }
-        let mut encoder = PieceEncoder {
-            units,
-            all_occurrences,
-            fuse_unk: false,
-            symbol_len,
-            in_place,
-            tokens_rank_pairs: false,
-            pairs: table,
-            whole: WholeTable::default(),
-            unk,
-            serial,
-            spellings,
-            spelling_ends,
-            backtracker: OnceLock::new(),
-        };
+        let mut encoder =
+            PieceEncoder::assemble(units, PairRanks::Table(table), tokens, unk, symbol_len, in_place, all_occurrences);
         // Which tokens BPE builds from their own bytes, merged on all cores (o200k: 200 K merges, a sixth of
         // loading it on one).
         let builds_itself: Vec<bool> = if whole_always {
@@ -221,19 +211,110 @@ impl PieceEncoder {
         encoder
     }
 
+    /// The encoder of a byte-level vocabulary under tiktoken's rule, ranks being ids (tiktoken's own files):
+    /// any two adjacent parts whose bytes together are a token merge into it, lowest id first, and a piece
+    /// that is a token is that token. `tokens`: bytes by id (None for specials and unused ids).
+    pub fn tiktoken(byte_ids: [u32; 256], tokens: &[Option<&[u8]>], unk: Option<u32>) -> PieceEncoder {
+        let symbol_len = symbol_lengths(tokens, false, unk);
+        // Every pair that merges spells its result, so a merged symbol's length is its parts' (unless an unknown
+        // token, counted as one unit, is among them).
+        let in_place = tokens.len() < END as usize && unk.is_none();
+        let units = Units::Bytes(byte_ids);
+        let no_pairs = PairRanks::Spelled { small: Box::default() };
+        let mut encoder = PieceEncoder::assemble(units, no_pairs, tokens, unk, symbol_len, in_place, false);
+        encoder.tokens_rank_pairs = true;
+        let whole = tokens.iter().enumerate().filter_map(|(id, bytes)| Some(((*bytes)?, id as u32)));
+        encoder.whole = WholeTable::new(whole);
+        let small = (0..SMALL_IDS * SMALL_IDS).map(|k| encoder.spelled_pair(k / SMALL_IDS, k % SMALL_IDS)).collect();
+        encoder.pairs = PairRanks::Spelled { small };
+        encoder
+    }
+
+    /// The parts `new` and `tiktoken` share; the whole-token table is left empty for them to fill.
+    fn assemble(
+        units: Units,
+        pairs: PairRanks,
+        tokens: &[Option<&[u8]>],
+        unk: Option<u32>,
+        symbol_len: Vec<u32>,
+        in_place: bool,
+        all_occurrences: bool,
+    ) -> PieceEncoder {
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        let (mut spellings, mut spelling_ends) = (Vec::new(), Vec::new());
+        if matches!(units, Units::Bytes(_)) && !all_occurrences {
+            spelling_ends.reserve(tokens.len());
+            for t in tokens {
+                spellings.extend_from_slice(t.unwrap_or_default());
+                spelling_ends.push(spellings.len() as u32);
+            }
+        }
+        PieceEncoder {
+            units,
+            all_occurrences,
+            fuse_unk: false,
+            symbol_len,
+            in_place,
+            tokens_rank_pairs: false,
+            pairs,
+            whole: WholeTable::default(),
+            unk,
+            serial,
+            spellings,
+            spelling_ends,
+            backtracker: OnceLock::new(),
+        }
+    }
+
+    /// `(rank << 32) | result` of the pair `(left, right)`; `u64::MAX` if it does not merge.
+    #[inline]
+    pub(super) fn pair_value(&self, left: u32, right: u32) -> u64 {
+        match &self.pairs {
+            PairRanks::Table(table) => table.get(left, right),
+            PairRanks::Spelled { small } if left | right < SMALL_IDS => small[(left * SMALL_IDS + right) as usize],
+            PairRanks::Spelled { .. } => self.spelled_pair(left, right),
+        }
+    }
+
+    /// `pair_value` under tiktoken's rule: the token the two tokens' bytes make together, at its id.
+    #[inline(never)]
+    fn spelled_pair(&self, left: u32, right: u32) -> u64 {
+        let (Some(l), Some(r)) = (self.spelling(left), self.spelling(right)) else { return u64::MAX };
+        if l.is_empty() || r.is_empty() {
+            return u64::MAX;
+        }
+        let mut joined = [0u8; 64];
+        let id = if l.len() + r.len() <= joined.len() {
+            joined[..l.len()].copy_from_slice(l);
+            joined[l.len()..l.len() + r.len()].copy_from_slice(r);
+            self.token_of(&joined[..l.len() + r.len()])
+        } else {
+            self.token_of(&[l, r].concat())
+        };
+        if id == NONE { u64::MAX } else { (id as u64) << 32 | id as u64 }
+    }
+
+    /// The bytes of token `id` (empty for specials); None if there is no such id.
+    fn spelling(&self, id: u32) -> Option<&[u8]> {
+        let end = *self.spelling_ends.get(id as usize)? as usize;
+        let start = if id == 0 { 0 } else { self.spelling_ends[id as usize - 1] as usize };
+        Some(&self.spellings[start..end])
+    }
+
+    /// The token of the whole-token table whose bytes are `bytes` (two or more of them); NONE if none.
+    fn token_of(&self, bytes: &[u8]) -> u32 {
+        match bytes.len() {
+            0 | 1 => NONE,
+            2..=16 => self.whole_token(bytes),
+            _ => self.whole.get_long(bytes),
+        }
+    }
+
     /// Appends the ids of one piece to `out`.
     #[inline]
     pub fn encode(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
         self.begin(scratch);
         self.encode_next(piece, scratch, out)
-    }
-
-    /// Declares that the vocabulary follows tiktoken's rule with ranks = ids (`pairs` holds every split of every
-    /// token into two tokens, ranked at its id, and every token is looked up whole): then short pieces merge by
-    /// looking up the bytes of their pairs in the whole-token table.
-    pub fn with_tiktoken_rule(mut self) -> PieceEncoder {
-        self.tokens_rank_pairs = matches!(self.units, Units::Bytes(_)) && !self.all_occurrences;
-        self
     }
 
     /// The token whose bytes are `bytes` (2 to 16 of them), from the whole-token table; NONE if none.
@@ -415,7 +496,11 @@ impl PieceEncoder {
                         (!spelling.is_empty()).then_some(spelling)
                     })
                     .collect();
-                Backtracker::build(byte_ids, &self.pairs, &tokens)
+                let listed = match &self.pairs {
+                    PairRanks::Table(table) => Some(table),
+                    PairRanks::Spelled { .. } => None, // (every pair spells its result, by the rule)
+                };
+                Backtracker::build(byte_ids, &|left, right| self.pair_value(left, right), listed, &tokens)
             })
             .as_ref()
     }
@@ -431,7 +516,7 @@ impl PieceEncoder {
         scratch.merged_close = if close { scratch.merged_close.saturating_add(1) } else { 0 };
         scratch.merged_until = start + piece.len();
         let dense = scratch.merged_close >= DENSE_RUN;
-        if self.tokens_rank_pairs && piece.len() <= 16 && piece.is_ascii() && !dense {
+        if self.tokens_rank_pairs && (2..=16).contains(&piece.len()) && piece.is_ascii() && !dense {
             reserve_for_piece(out, piece.len())?;
             if self.merge_short_by_tokens(piece, out) {
                 return Ok(());
@@ -500,6 +585,24 @@ impl PieceEncoder {
 
 /// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
 #[inline]
+/// Each token's length in units (bytes, or characters with `chars`); 1 for specials and the unknown token.
+fn symbol_lengths(tokens: &[Option<&[u8]>], chars: bool, unk: Option<u32>) -> Vec<u32> {
+    let mut symbol_len: Vec<u32> = tokens
+        .iter()
+        .map(|t| match t {
+            Some(b) if chars => std::str::from_utf8(b).map_or(1, |s| s.chars().count().max(1) as u32),
+            Some(b) => b.len().max(1) as u32,
+            None => 1,
+        })
+        .collect();
+    if let Some(unk) = unk
+        && let Some(len) = symbol_len.get_mut(unk as usize)
+    {
+        *len = 1;
+    }
+    symbol_len
+}
+
 fn utf8_len(b: u8) -> usize {
     match b {
         0xF0..=0xFF => 4,
@@ -763,6 +866,77 @@ pub(super) mod tests {
             e.encode_next_in(&text, start, start + piece.len(), &mut scratch, &mut out).unwrap();
             assert_eq!(&out, want, "{piece:?} at {start} of the text");
             start += piece.len();
+        }
+    }
+
+    /// tiktoken's rule without a pair table (`PieceEncoder::tiktoken`: a pair's rank is the lookup of the
+    /// token its bytes make) gives the ids of a table of every split of every token, by every path: whole
+    /// pieces, the short merge, the backtracker, and the merge with and without a rank limit. Ids from 300 on
+    /// (beyond the dense table of pairs below 256), a gap of unused ids, tokens joined beyond the join buffer.
+    #[test]
+    fn spelled_pairs_merge_as_a_table_of_every_split() {
+        let long = [b"ab".repeat(20), b"c".repeat(30)].concat();
+        let cs: Vec<Vec<u8>> = (3..=7).map(|k| b"c".repeat(1 << k)).collect(); // up to 128 c: 64 + 64
+        // (In build order, as the backtracker needs: a token's parts have lower ids.)
+        let mut words: Vec<&[u8]> = vec![
+            b"aa",
+            b"ab",
+            b"ba",
+            b"bc",
+            b"cc",
+            b"aaa",
+            b"aab",
+            b"abc",
+            b"cab",
+            b"aaaa",
+            b"aaab",
+            b"abab",
+            b"cccc",
+            b"ababab",
+            &long[..40],
+            &long[40..],
+            &long,
+        ];
+        words.extend(cs.iter().map(|c| c.as_slice()));
+        let mut tokens: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b"), Some(b"c")];
+        tokens.resize(300, None);
+        tokens.extend(words.iter().map(|w| Some(*w)));
+        let mut byte_ids = [NONE; 256];
+        for (id, b) in [b'a', b'b', b'c'].into_iter().enumerate() {
+            byte_ids[b as usize] = id as u32;
+        }
+        let id_of = |bytes: &[u8]| tokens.iter().position(|t| *t == Some(bytes)).map(|id| id as u32);
+        let mut splits = Vec::new();
+        for (id, t) in tokens.iter().enumerate() {
+            for k in 1..t.map_or(0, |t| t.len()) {
+                let t = t.unwrap();
+                if let (Some(l), Some(r)) = (id_of(&t[..k]), id_of(&t[k..])) {
+                    splits.push((l, r, id as u32, id as u32));
+                }
+            }
+        }
+        let tabled = PieceEncoder::new(Units::Bytes(byte_ids), splits, &tokens, None, true, false);
+        let spelled = PieceEncoder::tiktoken(byte_ids, &tokens, None);
+        assert!(tabled.backtracker().is_some() && spelled.backtracker().is_some());
+        let mut next = numbers_below(5);
+        let fixed: Vec<Vec<u8>> =
+            vec![long.clone(), [&long[..], b"a"].concat(), b"c".repeat(128), b"c".repeat(129), b"c".repeat(300)];
+        for round in 0..2000 {
+            let len = 1 + next(if round % 10 == 0 { 120 } else { 14 }) as usize;
+            let piece = fixed.get(round).cloned().unwrap_or_else(|| random_text(&mut next, b"abc", len));
+            let limit = 300 + next(20) as u32;
+            let run = |e: &PieceEncoder, path: u8, limit: u32| {
+                let (mut out, mut scratch) = (Vec::new(), Scratch::default());
+                match path {
+                    0 => e.encode(&piece, &mut scratch, &mut out).unwrap(),
+                    1 => e.encode_pure(&piece, &mut scratch, &mut out).unwrap(),
+                    _ => e.split_below(&piece, limit, &mut scratch, &mut out),
+                }
+                out
+            };
+            for (path, limit) in [(0, NONE), (1, NONE), (2, NONE), (2, limit)] {
+                assert_eq!(run(&tabled, path, limit), run(&spelled, path, limit), "{path} {limit} {piece:?}");
+            }
         }
     }
 
