@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
-use super::caches::{CACHE_LIMIT, CACHED_PIECE_LIMIT, Key, Scratch, Seen};
+use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHE_LIMIT, CACHED_PIECE_LIMIT, Key, Scratch, Seen};
 use super::merge::END;
 use super::pair_table::PairTable;
 use super::whole::WholeTable;
@@ -335,6 +335,7 @@ impl PieceEncoder {
     pub fn begin(&self, scratch: &mut Scratch) {
         if !self.owns(scratch) {
             scratch.cache.clear();
+            scratch.cache_bytes = 0;
             scratch.seen = Seen::default();
             scratch.serial = self.serial;
         }
@@ -454,10 +455,14 @@ impl PieceEncoder {
         let start = out.len();
         self.merge_bytes(piece, scratch, out)?;
         if piece.len() <= CACHED_PIECE_LIMIT {
-            if scratch.cache.len() >= CACHE_LIMIT {
+            let ids = &out[start..];
+            let size = piece.len() + 4 * ids.len() + CACHE_ENTRY_OVERHEAD;
+            if scratch.cache.len() >= CACHE_LIMIT || scratch.cache_bytes + size > CACHE_BYTES {
                 scratch.cache.clear();
+                scratch.cache_bytes = 0;
             }
-            scratch.cache.insert(piece.into(), out[start..].into());
+            scratch.cache_bytes += size;
+            scratch.cache.insert(piece.into(), ids.into());
         }
         Ok(())
     }
@@ -938,6 +943,34 @@ pub(super) mod tests {
                 assert_eq!(run(&tabled, path, limit), run(&spelled, path, limit), "{path} {limit} {piece:?}");
             }
         }
+    }
+
+    /// The cache of long pieces stays within its byte budget, starting afresh when full, and a piece encodes
+    /// the same whether it was cached, evicted or never seen.
+    #[test]
+    fn the_long_piece_cache_keeps_to_its_budget() {
+        let e = tiktoken_style_encoder();
+        let mut next = numbers_below(17);
+        let pieces: Vec<Vec<u8>> = (0..3000)
+            .map(|_| {
+                let len = 17 + next(240) as usize;
+                random_text(&mut next, b"abc", len)
+            })
+            .collect();
+        let mut scratch = Scratch::default();
+        e.begin(&mut scratch);
+        let (mut most, mut cleared) = (0, 0);
+        for round in 0..2 {
+            for piece in &pieces {
+                let before = scratch.cache.len();
+                let mut out = Vec::new();
+                e.encode_next(piece, &mut scratch, &mut out).unwrap();
+                assert_eq!(out, encode(&e, piece), "round {round}");
+                cleared += (scratch.cache.len() < before) as usize;
+                most = most.max(scratch.cache_bytes);
+            }
+        }
+        assert!(most <= CACHE_BYTES && cleared > 0, "{most} bytes at most, {cleared} times afresh");
     }
 
     #[test]
