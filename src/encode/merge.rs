@@ -124,7 +124,7 @@ impl PieceEncoder {
     /// r50k: " unpacked" (no token) → [8593 " unp", 6021 "acked"], as tiktoken gives it
     /// ```
     pub(super) fn merge_short_by_tokens(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
-        debug_assert!((2..=16).contains(&piece.len()) && self.tokens_rank_pairs);
+        debug_assert!((2..=16).contains(&piece.len()) && self.tokens_rank_pairs());
         let super::piece::Units::Bytes(byte_ids) = &self.units else { return false };
         let n = piece.len();
         // By byte position: a part starts at p when p is 0 or `next` of the part before; it spans p..next[p], its

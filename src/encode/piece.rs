@@ -87,9 +87,6 @@ pub struct PieceEncoder {
     /// (and ids leave the top bit free).
     pub(super) symbol_len: Vec<u32>,
     pub(super) in_place: bool,
-    /// tiktoken's rule with ranks = ids: two parts merge when their bytes together are a token, at its id (see
-    /// `merge_short_by_tokens`).
-    pub(super) tokens_rank_pairs: bool,
     /// Where a pair's rank and result come from.
     pairs: PairRanks,
     /// Byte strings that are one token and that BPE builds back into that token.
@@ -222,7 +219,6 @@ impl PieceEncoder {
         let units = Units::Bytes(byte_ids);
         let no_pairs = PairRanks::Spelled { small: Box::default() };
         let mut encoder = PieceEncoder::assemble(units, no_pairs, tokens, unk, symbol_len, in_place, false);
-        encoder.tokens_rank_pairs = true;
         let whole = tokens.iter().enumerate().filter_map(|(id, bytes)| Some(((*bytes)?, id as u32)));
         encoder.whole = WholeTable::new(whole);
         let small = (0..SMALL_IDS * SMALL_IDS).map(|k| encoder.spelled_pair(k / SMALL_IDS, k % SMALL_IDS)).collect();
@@ -255,7 +251,6 @@ impl PieceEncoder {
             fuse_unk: false,
             symbol_len,
             in_place,
-            tokens_rank_pairs: false,
             pairs,
             whole: WholeTable::default(),
             unk,
@@ -264,6 +259,13 @@ impl PieceEncoder {
             spelling_ends,
             backtracker: OnceLock::new(),
         }
+    }
+
+    /// Whether tiktoken's rule with ranks = ids applies: two parts merge when their bytes together are a token,
+    /// at its id (see `merge_short_by_tokens`).
+    #[inline]
+    pub(super) fn tokens_rank_pairs(&self) -> bool {
+        matches!(self.pairs, PairRanks::Spelled { .. })
     }
 
     /// `(rank << 32) | result` of the pair `(left, right)`; `u64::MAX` if it does not merge.
@@ -491,15 +493,8 @@ impl PieceEncoder {
                 if self.spelling_ends.is_empty() {
                     return None;
                 }
-                let mut start = 0;
-                let tokens: Vec<Option<&[u8]>> = self
-                    .spelling_ends
-                    .iter()
-                    .map(|&end| {
-                        let spelling = &self.spellings[start..end as usize];
-                        start = end as usize;
-                        (!spelling.is_empty()).then_some(spelling)
-                    })
+                let tokens: Vec<Option<&[u8]>> = (0..self.spelling_ends.len() as u32)
+                    .map(|id| self.spelling(id).filter(|spelling| !spelling.is_empty()))
                     .collect();
                 let listed = match &self.pairs {
                     PairRanks::Table(table) => Some(table),
@@ -521,7 +516,7 @@ impl PieceEncoder {
         scratch.merged_close = if close { scratch.merged_close.saturating_add(1) } else { 0 };
         scratch.merged_until = start + piece.len();
         let dense = scratch.merged_close >= DENSE_RUN;
-        if self.tokens_rank_pairs && (2..=16).contains(&piece.len()) && piece.is_ascii() && !dense {
+        if self.tokens_rank_pairs() && (2..=16).contains(&piece.len()) && piece.is_ascii() && !dense {
             reserve_for_piece(out, piece.len())?;
             if self.merge_short_by_tokens(piece, out) {
                 return Ok(());
@@ -588,8 +583,6 @@ impl PieceEncoder {
     }
 }
 
-/// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
-#[inline]
 /// Each token's length in units (bytes, or characters with `chars`); 1 for specials and the unknown token.
 fn symbol_lengths(tokens: &[Option<&[u8]>], chars: bool, unk: Option<u32>) -> Vec<u32> {
     let mut symbol_len: Vec<u32> = tokens
@@ -608,6 +601,8 @@ fn symbol_lengths(tokens: &[Option<&[u8]>], chars: bool, unk: Option<u32>) -> Ve
     symbol_len
 }
 
+/// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
+#[inline]
 fn utf8_len(b: u8) -> usize {
     match b {
         0xF0..=0xFF => 4,
@@ -730,7 +725,7 @@ pub(super) mod tests {
             let by_ranks = crate::encode::piece_encoder_by_rule(&vocab, true).unwrap();
             tiktoken_rule_built += by_ranks.backtracker().is_some() as usize;
             // Short pieces under tiktoken's rule merge by looking their pairs' bytes up whole: the merge's ids.
-            assert!(by_ranks.tokens_rank_pairs && !by_merges.tokens_rank_pairs);
+            assert!(by_ranks.tokens_rank_pairs() && !by_merges.tokens_rank_pairs());
             for len in (2..=16).chain(2..=16) {
                 let text = random_text(&mut next, alphabet, len);
                 let (mut by_tokens, mut merged) = (Vec::new(), Vec::new());

@@ -10,8 +10,9 @@ How a job goes:
 2. Tasks write into `OUT/.bytepair-staging/`, each file whole or not at all; the driver records each finished
    task there (`state.json`). A job that stops — an error, Ctrl-C, a SIGKILL — leaves nothing under a final name.
 3. When every task is done, the shards are moved to their final names in `OUT`, then `OUT/manifest.json` is
-   written whole (a temporary file an earlier run killed while writing it left is removed first) (the tokenizer's hash, the inputs, the settings, the plan, and per shard its files with sizes and
-   SHA-256, documents and tokens), then the staging folder is removed.
+   written (the tokenizer's hash, the inputs, the settings, the plan, and per shard its files with sizes and
+   SHA-256, documents and tokens; a temporary file left by a run killed while writing it is removed first),
+   then the staging folder is removed.
 
 Running the same job again keeps every shard that matches the manifest or the staging record (same size; same
 checksum with `verify=True`) and redoes the rest, so a job killed at any moment and run again ends byte for
