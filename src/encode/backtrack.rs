@@ -26,16 +26,16 @@
 //!    of random letters, cl100k: 0.208 → 0.198 s; beyond them, `len_shorter` has each token's).
 //! 4. *Tables for two kinds of tokens.* Digit tokens and tokens of one or two ASCII letters are few (1–2
 //!    thousand), and on long numbers and long runs of letters nearly every pair check is between two of
-//!    them: their checks come from a bit table per kind (`ClassPairs`), each row filled when first asked
+//!    them: their checks are remembered in a table per kind (`ClassPairs`), each pair's when first asked
 //!    for. 10 MB of random digits (gpt2): 0.36 → 0.19 s; random letters: gpt2 0.21 → 0.18 s, cl100k 0.23 →
-//!    0.20 s (the first call on them 0.19–0.25 s: it fills the rows).
+//!    0.20 s (with rows filled at once then; pair by pair, the first 1 MB of random letters 43–55 → 26–30 ms).
 //!
 //! Cost: a few table lookups per token, no per-byte symbol array and no queue. 10 MB of random letters in
 //! one piece: 0.37 → 0.19 s (gpt2), 0.50 → 0.23 s (cl100k); random digits (gpt2) 0.52 → 0.33 s, each
 //! against the bucket merge it replaced (before the tables of 4.). Multilingual text, whose unspaced pieces
 //! miss the caches: o200k 23 → ~45 MB/s.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -55,14 +55,8 @@ const FOUND: usize = 8;
 /// lays each out in the trie (a rank file with 16 MB of tokens took 9 s), for tokens no real text holds; the
 /// merge encodes their pieces instead. The longest tokens of the OpenAI vocabularies have 128 bytes.
 const MAX_TOKEN_BYTES: usize = 1 << 16;
-/// At most this many tokens of a class get its table (512 KB, ~4 M pair checks when every row is filled).
+/// At most this many tokens of a class get its table (1 MB: two bits per pair, touched only where asked).
 const MAX_CLASS_TOKENS: usize = 2048;
-/// A class table's row is filled at its this-many-th ask (the asks before it walk the merge trees): a row costs
-/// as many walks as the class has tokens (1–2 K), so a row asked fewer times than that is cheaper walked. (2 in
-/// the tests: their texts are short, and both ways of answering must be checked.)
-const FILL_AFTER: u32 = if cfg!(test) { 2 } else { 256 };
-/// `ClassPairs::asked` of a filled row.
-const FILLED: u32 = u32::MAX;
 
 /// The kinds of tokens whose pair checks are tabled (see `ClassPairs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,60 +204,83 @@ pub struct Backtracker {
     class_pairs: [ClassPairs; 2],
 }
 
-/// The pair check's answer for every two tokens of a class, a bit each.
+/// The pair check's answer for two tokens of a class, remembered once found: two bits per pair.
 ///
 /// A long number is one piece under GPT-2's pattern (r50k, p50k): 10 MB of random digits is 14.6 M pair
 /// checks, half of which fail, each a walk down two merge trees with a hash lookup per step. GPT-2 has 994
-/// digit tokens: their pairs are a 124 KB table. Random letters end up as tokens of one or two letters, 97 %
-/// of them (cl100k); 1 215–1 796 such tokens, a 185–400 KB table.
+/// digit tokens: ~1 M pairs. Random letters end up as tokens of one or two letters, 97 % of them (cl100k);
+/// 1 215–1 796 such tokens, 1.5–3.2 M pairs.
 ///
-/// A row (a left token's pairs) is filled once it has been asked for `FILL_AFTER` times (its ~1–2 K checks:
-/// ~50 µs), not when the vocabulary loads: filling every row up front was 1–3 M checks, +20–60 ms on every
-/// load, for pieces that most texts never have (and cl100k's and o200k's patterns cut numbers in threes: their
-/// digit rows are never asked for). Nor at the first ask: ordinary text asks a row now and then (a rare word
-/// made of short tokens), and filling each row on its first ask was 44% of encoding 2 MB of fresh English
-/// (r50k, callgrind) — until then, such a pair is walked. Two threads may fill a row at once; they write the
-/// same bits.
+/// Each pair is walked the first time it is asked for and answered from its bits after that, so no pair is
+/// walked twice and none that is never asked for is walked at all. (Before, a left token's whole row was
+/// filled at its 256th ask: 1 MB of random letters, cl100k, spent 40 of its 55 ms of a first call filling
+/// rows, mostly with pairs it never asked for; and up to 256 asks of a row walked the same pairs again.) The
+/// table is zeroed memory from the allocator, so that its pages become resident only where pairs are asked
+/// for: ordinary text asks for few. Two threads may find a pair at once; they write the same bits.
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
     /// The class's built tokens, by index.
     members: Vec<u32>,
-    /// A row of bits per left token, by index, set where the pair passes once the row is filled.
+    /// Words of pair bits per left token.
     words_per_row: usize,
-    valid: Vec<AtomicU64>,
-    /// Per row: how many times it was asked for while not filled, or `FILLED`.
-    asked: Vec<AtomicU32>,
+    /// Per left token (by index) and group of 64 right ones, two words: the pairs found to pass, then those
+    /// found to fail. Each bit is set only with its pair's answer, so a bit lost to two threads writing one
+    /// word at once (a load and a store, not a locked read-modify-write: 3 M pairs on random letters) leaves
+    /// that pair unknown, never wrong.
+    bits: Vec<AtomicU64>,
 }
 
 impl Clone for ClassPairs {
     fn clone(&self) -> ClassPairs {
-        let copy = |bits: &[AtomicU64]| bits.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect();
         ClassPairs {
             class: self.class,
             members: self.members.clone(),
             words_per_row: self.words_per_row,
-            valid: copy(&self.valid),
-            asked: self.asked.iter().map(|r| AtomicU32::new(r.load(Ordering::Acquire))).collect(),
+            bits: self.bits.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect(),
         }
     }
 }
 
 /// The table given to the search that does not use one.
 static NO_CLASS_PAIRS: ClassPairs =
-    ClassPairs { class: NO_CLASS, members: Vec::new(), words_per_row: 0, valid: Vec::new(), asked: Vec::new() };
+    ClassPairs { class: NO_CLASS, members: Vec::new(), words_per_row: 0, bits: Vec::new() };
 
 impl ClassPairs {
     /// An empty table for `members`, the tokens of `class`.
     fn new(class: TokenClass, members: Vec<u32>) -> ClassPairs {
         let words_per_row = members.len().div_ceil(64);
-        ClassPairs {
-            class: class as u16,
-            words_per_row,
-            valid: (0..members.len() * words_per_row).map(|_| AtomicU64::new(0)).collect(),
-            asked: (0..members.len()).map(|_| AtomicU32::new(0)).collect(),
-            members,
+        // SAFETY: an all-zero AtomicU64 is a valid 0. (Zeroed by the allocator: fresh pages stay untouched.)
+        let bits = unsafe { Box::<[AtomicU64]>::new_zeroed_slice(2 * members.len() * words_per_row).assume_init() };
+        let bits = bits.into_vec();
+        ClassPairs { class: class as u16, words_per_row, bits, members }
+    }
+
+    /// Where the bits of the pair (`left`, `right`) are: the index of its "known" word, and its bit.
+    #[inline(always)]
+    fn place(&self, left: u16, right: u16) -> (usize, u64) {
+        (2 * (left as usize * self.words_per_row + right as usize / 64), 1 << (right % 64))
+    }
+
+    /// The pair's check if known: whether it passes.
+    #[inline(always)]
+    fn known(&self, left: u16, right: u16) -> Option<bool> {
+        let (at, bit) = self.place(left, right);
+        if self.bits[at].load(Ordering::Relaxed) & bit != 0 {
+            Some(true)
+        } else if self.bits[at + 1].load(Ordering::Relaxed) & bit != 0 {
+            Some(false)
+        } else {
+            None
         }
+    }
+
+    /// Remembers the pair's check.
+    #[inline(always)]
+    fn remember(&self, left: u16, right: u16, passes: bool) {
+        let (at, bit) = self.place(left, right);
+        let word = &self.bits[at + usize::from(!passes)];
+        word.store(word.load(Ordering::Relaxed) | bit, Ordering::Relaxed);
     }
 }
 
@@ -519,6 +536,12 @@ impl Backtracker {
         Some(Backtracker { split, len_shorter, first_merged, canonical, trie, class_index, class_pairs })
     }
 
+    /// How many pairs' checks the class tables hold.
+    #[cfg(test)]
+    pub fn class_pairs_known(&self) -> usize {
+        self.class_pairs.iter().flat_map(|t| &t.bits).map(|w| w.load(Ordering::Relaxed).count_ones() as usize).sum()
+    }
+
     /// A copy that checks every pair by walking the merge trees (no class tables).
     #[cfg(test)]
     pub fn without_class_pairs(&self) -> Backtracker {
@@ -527,44 +550,8 @@ impl Backtracker {
         copy
     }
 
-    /// Whether the pair of tokens of `table`'s class at indices `left`, `right` passes the pair check, from
-    /// `left`'s row: filled now if this is its `FILL_AFTER`th ask; None (walk the pair) before that.
-    #[inline(always)]
-    fn class_pair_passes(&self, table: &ClassPairs, left: u16, right: u16) -> Option<bool> {
-        let row = left as usize * table.words_per_row;
-        // Acquire: a row seen filled is seen with its bits (a plain load on x86).
-        let asked = table.asked[left as usize].load(Ordering::Acquire);
-        if asked != FILLED {
-            if asked + 1 < FILL_AFTER {
-                // (Two threads may both count one ask: a row is then filled a little later.)
-                table.asked[left as usize].store(asked + 1, Ordering::Relaxed);
-                return None;
-            }
-            self.fill_row(table, left);
-        }
-        Some(table.valid[row + right as usize / 64].load(Ordering::Relaxed) >> (right % 64) & 1 != 0)
-    }
-
-    /// Fills `left`'s row of `table`: the pair check of its token with every token of the class.
-    #[cold]
-    #[inline(never)]
-    fn fill_row(&self, table: &ClassPairs, left: u16) {
-        let left_token = table.members[left as usize];
-        let row = &table.valid[left as usize * table.words_per_row..][..table.words_per_row];
-        for (w, word) in row.iter().enumerate() {
-            let mut bits = 0u64;
-            for (j, &right) in table.members.iter().enumerate().skip(w * 64).take(64) {
-                if self.meeting(left_token, right, false) == NONE {
-                    bits |= 1 << (j % 64);
-                }
-            }
-            word.store(bits, Ordering::Relaxed);
-        }
-        table.asked[left as usize].store(FILLED, Ordering::Release);
-    }
-
     /// The pair check (`meeting`), from `table` when `TABLED` and both are tokens of its class (`FAILS` when
-    /// it fails there).
+    /// it fails there): found once, remembered there.
     #[inline(always)]
     fn pair_check<const TABLED: bool>(&self, table: &ClassPairs, a: u32, b: u32, a_is_longest: bool) -> u32 {
         if TABLED {
@@ -572,11 +559,16 @@ impl Backtracker {
             let in_class = |c: u16| c != NO_CLASS && c >> CLASS_SHIFT == table.class;
             if in_class(a_class) && in_class(b_class) {
                 let index = |c: u16| c & ((1 << CLASS_SHIFT) - 1);
-                match self.class_pair_passes(table, index(a_class), index(b_class)) {
-                    Some(true) => return NONE,
-                    Some(false) => return FAILS,
-                    None => {}
-                }
+                let (left, right) = (index(a_class), index(b_class));
+                return match table.known(left, right) {
+                    Some(true) => NONE,
+                    Some(false) => FAILS,
+                    None => {
+                        let met = self.meeting(a, b, a_is_longest);
+                        table.remember(left, right, met == NONE);
+                        met
+                    }
+                };
             }
         }
         self.meeting(a, b, a_is_longest)

@@ -705,7 +705,7 @@ pub(super) mod tests {
         use crate::train::{Silent, TrainConfig, train};
         use crate::vocab::Mode;
         let mut next = numbers_below(3);
-        let (mut checked, mut tiktoken_rule_built, mut short_checked) = (0, 0, 0);
+        let (mut checked, mut tiktoken_rule_built, mut short_checked, mut pairs_known) = (0, 0, 0, 0);
         // (Long runs of one letter make tokens with many prefixes that are tokens: more than the search keeps
         // from its trie walk.)
         let alphabets = [&b"ab"[..], b"abc", b"aab", b"aBcD", b"0123456789", b"ab c", b"0012 3a", b"aaaaaaaaab"];
@@ -743,11 +743,14 @@ pub(super) mod tests {
                         checked += 1;
                     }
                 }
+                // (The texts ask for pairs of class tokens again: those answers came from the tables.)
+                pairs_known += e.backtracker().unwrap().class_pairs_known();
             }
         }
         assert!(
-            checked > 32 * 42 && tiktoken_rule_built >= 8 && short_checked == 32 * 30,
-            "{checked} texts, {tiktoken_rule_built} tiktoken-rule vocabularies, {short_checked} short pieces"
+            checked > 32 * 42 && tiktoken_rule_built >= 8 && short_checked == 32 * 30 && pairs_known > 1000,
+            "{checked} texts, {tiktoken_rule_built} tiktoken-rule vocabularies, {short_checked} short pieces, \
+             {pairs_known} pairs known"
         );
     }
 
