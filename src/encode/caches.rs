@@ -154,6 +154,15 @@ const FRONT_IDS: usize = 3;
 const SEEN_FIRST_SLOTS: usize = 1 << 12;
 const SEEN_MOST_SLOTS: usize = 1 << 18;
 
+/// Pieces looked up in a window of the seen table's finds...
+const SEEN_WINDOW: u32 = 4096;
+/// ...and fewer found than this in one (base64, hex, random text: pieces that never come back)...
+const SEEN_FEW: u32 = SEEN_WINDOW / 32;
+/// ...let this many pieces pass the table (neither looked up nor kept) before it is tried again. Each piece
+/// kept was a miss in a table of up to 8 MB and a write there; and the table, grown to hold what never comes
+/// back, was memory the process had to be given (page faults: a fifth of the first call on 4 MB of base64).
+const SEEN_PASS: u32 = 1 << 16;
+
 /// An open-addressing table (linear probing) of pieces of up to 16 bytes, grown by doubling: where a piece
 /// that missed the front table is found in one or two cache lines, instead of the whole-token table and the
 /// byte-keyed cache (together ~4 cache misses: their control bytes, boxed keys and values).
@@ -163,6 +172,19 @@ pub(super) struct Seen {
     used: usize,
     /// The ids of the entries that make more than `FRONT_IDS` (indentation, in gpt2: each space a token).
     overflow: Vec<u32>,
+    /// Lookups in this window, and how many found their piece.
+    asked: u32,
+    found: u32,
+    /// Pieces still to pass the table.
+    passing: u32,
+}
+
+/// What `Seen::look_up` found.
+pub(super) enum Lookup {
+    Found(Entry),
+    Missing,
+    /// Not looked for: few pieces came back lately (nor is the piece to be kept).
+    Passed,
 }
 
 impl Seen {
@@ -173,7 +195,7 @@ impl Seen {
     }
 
     #[inline]
-    pub(super) fn get(&self, key: Key, hash: u64) -> Option<&Entry> {
+    fn get(&self, key: Key, hash: u64) -> Option<&Entry> {
         if self.slots.is_empty() {
             return None;
         }
@@ -189,6 +211,31 @@ impl Seen {
             }
             at = (at + 1) & mask;
         }
+    }
+
+    /// The piece's entry if the table holds it; or `Passed` while pieces pass the table.
+    #[inline]
+    pub(super) fn look_up(&mut self, key: Key, hash: u64) -> Lookup {
+        if self.passing > 0 {
+            self.passing -= 1;
+            return Lookup::Passed;
+        }
+        let entry = self.get(key, hash).copied();
+        self.asked += 1;
+        self.found += u32::from(entry.is_some());
+        if self.asked == SEEN_WINDOW {
+            if self.found < SEEN_FEW {
+                self.passing = SEEN_PASS;
+            }
+            (self.asked, self.found) = (0, 0);
+        }
+        entry.map_or(Lookup::Missing, Lookup::Found)
+    }
+
+    /// Whether pieces pass the table now, and how many it holds.
+    #[cfg(test)]
+    pub(super) fn passing_and_held(&self) -> (bool, usize) {
+        (self.passing > 0, self.used)
     }
 
     /// The entry of a piece and the ids it makes (any number of them: more than `FRONT_IDS` go to `overflow`).

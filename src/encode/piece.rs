@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
-use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHE_LIMIT, CACHED_PIECE_LIMIT, Key, Scratch, Seen};
+use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHE_LIMIT, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen};
 use super::merge::END;
 use super::pair_table::PairTable;
 use super::whole::WholeTable;
@@ -417,7 +417,7 @@ impl PieceEncoder {
     }
 
     /// A piece of 2 to 16 bytes that is not a whole token: met before by this thread (its seen table), else
-    /// merged and remembered there.
+    /// merged and remembered there — or merged alone while few pieces come back (see `Seen::look_up`).
     #[inline(never)]
     fn encode_merged(
         &self,
@@ -427,9 +427,13 @@ impl PieceEncoder {
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<(), PieceError> {
-        if let Some(entry) = scratch.seen.get(key, hash) {
-            out.extend_from_slice(scratch.seen.ids(entry));
-            return Ok(());
+        match scratch.seen.look_up(key, hash) {
+            Lookup::Found(entry) => {
+                out.extend_from_slice(scratch.seen.ids(&entry));
+                return Ok(());
+            }
+            Lookup::Passed => return self.merge_bytes(piece, scratch, out),
+            Lookup::Missing => {}
         }
         let start = out.len();
         self.merge_bytes(piece, scratch, out)?;
@@ -969,6 +973,39 @@ pub(super) mod tests {
             }
         }
         assert!(most <= CACHE_BYTES && cleared > 0, "{most} bytes at most, {cleared} times afresh");
+    }
+
+    /// Short pieces that never come back (base64, random text) pass the seen table once a window of them found
+    /// nothing there, and are not kept; pieces that come back keep being found. The same ids either way.
+    #[test]
+    fn pieces_that_never_come_back_pass_the_seen_table() {
+        let e = tiktoken_style_encoder();
+        let mut next = numbers_below(23);
+        let unique: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| {
+                let len = 12 + next(5) as usize;
+                (0..len).map(|_| b"abc"[next(3) as usize]).collect()
+            })
+            .collect();
+        let few: Vec<Vec<u8>> = unique[..40].iter().cycle().take(20_000).cloned().collect();
+        for (pieces, should_pass) in [(&unique, true), (&few, false)] {
+            let mut scratch = Scratch::default();
+            e.begin(&mut scratch);
+            let (mut passed, mut most_held) = (0, 0);
+            for piece in pieces {
+                let mut out = Vec::new();
+                e.encode_next(piece, &mut scratch, &mut out).unwrap();
+                assert_eq!(out, encode(&e, piece));
+                let (passing, held) = scratch.seen.passing_and_held();
+                passed += passing as usize;
+                most_held = most_held.max(held);
+            }
+            if should_pass {
+                assert!(passed > 10_000 && most_held < 5000, "{passed} passed, {most_held} held");
+            } else {
+                assert!(passed == 0 && most_held == 40, "{passed} passed, {most_held} held");
+            }
+        }
     }
 
     #[test]
