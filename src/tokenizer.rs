@@ -647,7 +647,9 @@ impl<'t> EncodeSink<'_, 't> {
             *self.stopped = Some((piece, Stop::TooLong)); // the encoder indexes symbols with u32
             return false;
         }
-        if self.ids.capacity() - self.ids.len() < piece.len() && self.ids.try_reserve(piece.len()).is_err() {
+        if self.ids.capacity() - self.ids.len() < piece.len()
+            && crate::error::try_reserve_moving_items(self.ids, piece.len()).is_err()
+        {
             let bytes = (self.ids.len() + piece.len()).saturating_mul(size_of::<u32>());
             *self.stopped = Some((piece, Stop::OutOfMemory(bytes)));
             return false;

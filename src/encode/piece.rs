@@ -137,7 +137,7 @@ pub enum PieceError {
 
 /// Makes room for `additional` more items in `v`, or the piece's out-of-memory error.
 pub(super) fn reserve_for_piece<T>(v: &mut Vec<T>, additional: usize) -> Result<(), PieceError> {
-    v.try_reserve(additional)
+    crate::error::try_reserve_moving_items(v, additional)
         .map_err(|_| PieceError::OutOfMemory(v.len().saturating_add(additional).saturating_mul(size_of::<T>())))
 }
 
