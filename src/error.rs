@@ -105,7 +105,7 @@ pub fn try_reserve_moving_items<T>(
         return v.try_reserve(additional);
     }
     let mut moved = Vec::new();
-    moved.try_reserve(v.len().saturating_add(additional).max(2 * v.capacity()))?;
+    moved.try_reserve(v.len().saturating_add(additional).max(v.capacity().saturating_mul(2)))?;
     moved.append(v);
     *v = moved;
     Ok(())
@@ -171,7 +171,28 @@ impl std::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {
-    use super::py_repr;
+    use super::{py_repr, try_reserve_moving_items};
+
+    /// A vector mostly spare room moves its items to a new allocation (keeping them); a fuller one grows as
+    /// `Vec` does; enough room is left alone; a size that cannot be had is an error, the vector as it was.
+    #[test]
+    fn reserving_keeps_the_items_whichever_way_the_vector_grows() {
+        for (capacity, len, additional) in [(1000, 10, 5000), (1000, 900, 5000), (1000, 10, 500), (0, 0, 7)] {
+            let mut v: Vec<u32> = Vec::with_capacity(capacity);
+            v.extend(0..len as u32);
+            let before = v.as_ptr();
+            try_reserve_moving_items(&mut v, additional).unwrap();
+            assert!(v.capacity() - v.len() >= additional, "{capacity} {len} {additional}");
+            assert_eq!(v, (0..len as u32).collect::<Vec<_>>());
+            if len + additional <= capacity {
+                assert_eq!(v.as_ptr(), before, "moved without need");
+            }
+        }
+        let mut v: Vec<u32> = (0..10).collect();
+        v.reserve(1000);
+        assert!(try_reserve_moving_items(&mut v, usize::MAX / 2).is_err());
+        assert_eq!(v, (0..10).collect::<Vec<_>>());
+    }
 
     #[test]
     fn repr_matches_python() {

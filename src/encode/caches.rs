@@ -113,7 +113,8 @@ pub struct Scratch {
     /// The backtracker's dead ends, one bit per position.
     pub(super) dead: Vec<u64>,
     pub(super) serial: u64,
-    /// Every piece of 2 to 16 bytes met that is not a whole token (up to `SEEN_MOST_SLOTS / 2`) and its ids.
+    /// Every piece of 2 to 16 bytes met that is not a whole token (up to `SEEN_MOST_SLOTS / 2`) and its ids,
+    /// unless pieces pass it (`Seen::look_up`).
     pub(super) seen: Seen,
     /// Longer pieces that needed merging.
     pub(super) cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
