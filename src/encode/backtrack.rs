@@ -216,13 +216,13 @@ pub struct Backtracker {
 /// filled at its 256th ask: 1 MB of random letters, cl100k, spent 40 of its 55 ms of a first call filling
 /// rows, mostly with pairs it never asked for; and up to 256 asks of a row walked the same pairs again.) The
 /// table is zeroed memory from the allocator, so that its pages become resident only where pairs are asked
-/// for: ordinary text asks for few. Two threads may find a pair at once; they write the same bits.
+/// for: ordinary text asks for few. Two threads may find a pair at once (see `bits`).
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
     /// The class's built tokens, by index.
     members: Vec<u32>,
-    /// Words of pair bits per left token.
+    /// Groups of 64 right tokens per left token (two words of `bits` each).
     words_per_row: usize,
     /// Per left token (by index) and group of 64 right ones, two words: the pairs found to pass, then those
     /// found to fail. Each bit is set only with its pair's answer, so a bit lost to two threads writing one
@@ -256,7 +256,8 @@ impl ClassPairs {
         ClassPairs { class: class as u16, words_per_row, bits, members }
     }
 
-    /// Where the bits of the pair (`left`, `right`) are: the index of its "known" word, and its bit.
+    /// Where the bits of the pair (`left`, `right`) are: the index of its "passes" word (its "fails" word is
+    /// the next), and its bit.
     #[inline(always)]
     fn place(&self, left: u16, right: u16) -> (usize, u64) {
         (2 * (left as usize * self.words_per_row + right as usize / 64), 1 << (right % 64))

@@ -91,9 +91,8 @@ impl Key {
 
 /// Longest piece the cache remembers (words repeat; a 10 MB run of one letter need not stay in memory).
 pub(super) const CACHED_PIECE_LIMIT: usize = 256;
-/// Most pieces a thread's cache remembers before it starts afresh.
-pub(super) const CACHE_LIMIT: usize = 1 << 16;
-/// About how many bytes a thread's cache holds before it starts afresh. Bounded by count alone, it held 65 536
+/// About how many bytes a thread's cache holds before it starts afresh (so at most ~12 K pieces: an entry is at
+/// least 85 bytes with `CACHE_ENTRY_OVERHEAD`). Bounded by count alone, it held 65 536
 /// pieces of up to 256 bytes and their ids: on multilingual text, whose unspaced runs are long pieces that
 /// rarely come back, several MB that seldom answered. With 1 MB, one call per document of multilingual text
 /// (old and new alternated): peak RSS r50k 129 → 122 MB, cl100k 133–135 → 127–129, fresh text as fast or

@@ -99,11 +99,18 @@ impl PairTable {
         (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// The value stored for `(left, right)` when both ids are below `SMALL_IDS` (from the dense table; `u64::MAX`
+    /// if none); None for other pairs.
+    #[inline]
+    pub fn get_small(&self, left: u32, right: u32) -> Option<u64> {
+        (left | right < SMALL_IDS).then(|| self.small[(left * SMALL_IDS + right) as usize])
+    }
+
     /// The value stored for `(left, right)`, or `u64::MAX`.
     #[inline]
     pub fn get(&self, left: u32, right: u32) -> u64 {
-        if left | right < SMALL_IDS {
-            return self.small[(left * SMALL_IDS + right) as usize];
+        if let Some(value) = self.get_small(left, right) {
+            return value;
         }
         let k = key(left, right);
         let mask = self.slots.len() - 1;

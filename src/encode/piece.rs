@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
-use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHE_LIMIT, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen};
+use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen};
 use super::merge::END;
 use super::pair_table::PairTable;
 use super::whole::WholeTable;
@@ -112,19 +112,16 @@ enum PairRanks {
     /// The vocabulary's merges, tabled: `(left, right)` → `(rank << 32) | result`.
     Table(PairTable),
     /// tiktoken's rule with ranks = ids: two tokens merge into the token their bytes make together, at its id,
-    /// looked up in the whole-token table (which holds every token under this rule); pairs of two ids below
-    /// 256 come from a dense table of those lookups, made at build.
+    /// looked up in the whole-token table (which holds every token under this rule); pairs of two small ids
+    /// (bytes, in tiktoken's files) come from `small`, those lookups tabled at build (`PairTable::get_small`).
     ///
     /// No pair table: one of every split of every token into two tokens was 16.8 MB for o200k_base (446 K
     /// pairs in 1 M slots), 8 MB more while being built, and the encoder rarely asks a pair's rank under this
     /// rule — a piece that is not a whole token goes to `merge_short_by_tokens` or the backtracker; the merge
     /// asks only for two-byte pieces (the dense table), at load (each token's own merges) and when a
     /// vocabulary gets no backtracker.
-    Spelled { small: Box<[u64]> },
+    Spelled { small: PairTable },
 }
-
-/// Pairs of ids below this are in `PairRanks::Spelled`'s dense table.
-const SMALL_IDS: u32 = 256;
 
 /// Why a piece could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,11 +214,15 @@ impl PieceEncoder {
         // token, counted as one unit, is among them).
         let in_place = tokens.len() < END as usize && unk.is_none();
         let units = Units::Bytes(byte_ids);
-        let no_pairs = PairRanks::Spelled { small: Box::default() };
+        let no_pairs = PairRanks::Spelled { small: PairTable::new([]) };
         let mut encoder = PieceEncoder::assemble(units, no_pairs, tokens, unk, symbol_len, in_place, false);
         let whole = tokens.iter().enumerate().filter_map(|(id, bytes)| Some(((*bytes)?, id as u32)));
         encoder.whole = WholeTable::new(whole);
-        let small = (0..SMALL_IDS * SMALL_IDS).map(|k| encoder.spelled_pair(k / SMALL_IDS, k % SMALL_IDS)).collect();
+        let byte_pairs = (0..256u32).flat_map(|left| (0..256u32).map(move |right| (left, right)));
+        let small = PairTable::new(byte_pairs.filter_map(|(left, right)| {
+            let value = encoder.spelled_pair(left, right);
+            (value != u64::MAX).then_some((left, right, value))
+        }));
         encoder.pairs = PairRanks::Spelled { small };
         encoder
     }
@@ -273,8 +274,9 @@ impl PieceEncoder {
     pub(super) fn pair_value(&self, left: u32, right: u32) -> u64 {
         match &self.pairs {
             PairRanks::Table(table) => table.get(left, right),
-            PairRanks::Spelled { small } if left | right < SMALL_IDS => small[(left * SMALL_IDS + right) as usize],
-            PairRanks::Spelled { .. } => self.spelled_pair(left, right),
+            PairRanks::Spelled { small } => {
+                small.get_small(left, right).unwrap_or_else(|| self.spelled_pair(left, right))
+            }
         }
     }
 
@@ -463,7 +465,7 @@ impl PieceEncoder {
         if piece.len() <= CACHED_PIECE_LIMIT {
             let ids = &out[start..];
             let size = piece.len() + 4 * ids.len() + CACHE_ENTRY_OVERHEAD;
-            if scratch.cache.len() >= CACHE_LIMIT || scratch.cache_bytes + size > CACHE_BYTES {
+            if scratch.cache_bytes + size > CACHE_BYTES {
                 scratch.cache.clear();
                 scratch.cache_bytes = 0;
             }
