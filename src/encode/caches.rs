@@ -160,6 +160,9 @@ const SEEN_WINDOW: u32 = 4096;
 /// window, measured: English, multilingual text and Python source 28–97 % from the first window on (o200k's
 /// multilingual lowest); base64 2–13 % (r50k, cl100k), 7–25 % (o200k); o200k's random letters 6–20 %. At 1/8
 /// rather than 1/32, 4 MB of base64 (cl100k) 204–213 → 180–190 ms, random letters (o200k) 342–346 → 311–330.
+/// (Measured while pieces of 2 and 3 bytes still went there: of random text, most of the finds. They no longer
+/// do (`PieceEncoder::merge_two`, `merge_three`); the longer pieces of random letters and base64 come back 1–2 %
+/// in their first megabyte.)
 const SEEN_FEW: u32 = SEEN_WINDOW / 8;
 /// ...let this many pieces pass the table (neither looked up nor kept) before it is tried again. Each piece
 /// kept was a miss in a table of up to 8 MB and a write there; and the table, grown to hold what never comes

@@ -1,7 +1,8 @@
 //! The fast path for byte-level and character-level vocabularies (no word markers): one piece → token ids.
 //!
-//! The encoder, and the order in which it looks for a piece's ids: the per-thread tables (`caches.rs`), the
-//! whole-token table, the backtracker (`backtrack.rs`), the merge (`merge.rs`).
+//! The encoder, and the order in which it looks for a piece's ids: the whole-token table, the per-thread
+//! tables (`caches.rs`; pieces of 2 or 3 bytes are merged at once instead), the backtracker (`backtrack.rs`),
+//! the merge (`merge.rs`).
 //!
 //! Performance notes:
 //! - Most pieces of ordinary text are a token as they are (" the", "ing"), so a piece is first looked up
@@ -353,6 +354,7 @@ impl PieceEncoder {
         debug_assert!(self.owns(scratch), "encode_next without begin");
         match piece.len() {
             1 => self.encode_byte(piece[0], out),
+            2 if self.merge_two(piece, out) => Ok(()),
             2..=16 => self.encode_short(piece, Key::of(piece), scratch, out),
             _ => self.encode_long(piece, scratch, out),
         }
@@ -373,6 +375,7 @@ impl PieceEncoder {
         let piece = &text[start..end];
         match piece.len() {
             1 => self.encode_byte(piece[0], out),
+            2 if self.merge_two(piece, out) => Ok(()),
             2..=8 if start + 8 <= text.len() => {
                 self.encode_short(piece, Key::of_short_in(text, start, piece.len()), scratch, out)
             }
@@ -418,8 +421,9 @@ impl PieceEncoder {
         Ok(())
     }
 
-    /// A piece of 2 to 16 bytes that is not a whole token: met before by this thread (its seen table), else
-    /// merged and remembered there — or merged alone while few pieces come back (see `Seen::look_up`).
+    /// A piece of 2 to 16 bytes that is not a whole token: of 3 bytes, merged at once (`merge_three`); else
+    /// met before by this thread (its seen table), else merged and remembered there — or merged alone while few
+    /// pieces come back (see `Seen::look_up`).
     #[inline(never)]
     fn encode_merged(
         &self,
@@ -429,6 +433,9 @@ impl PieceEncoder {
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<(), PieceError> {
+        if piece.len() == 3 && self.merge_three(piece, out)? {
+            return Ok(());
+        }
         match scratch.seen.look_up(key, hash) {
             Lookup::Found(entry) => {
                 out.extend_from_slice(scratch.seen.ids(&entry));
@@ -445,6 +452,68 @@ impl PieceEncoder {
         let entry = scratch.seen.entry(key, &out[start..]);
         scratch.seen.insert(entry, hash);
         Ok(())
+    }
+
+    /// BPE of a piece of two bytes (byte-level vocabularies): their pair's merge, or the two bytes; false
+    /// (nothing appended) if a byte has no token or units are characters. Two units merge exactly when their
+    /// pair does, so no whole-token lookup is needed: the dense table of byte pairs answers (a probe of o200k's
+    /// 4 MB whole-token table, cold for the random pairs of random letters and base64, where a quarter of the
+    /// pieces have two bytes).
+    #[inline(always)]
+    fn merge_two(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        let Units::Bytes(byte_ids) = &self.units else { return false };
+        let (a, b) = (byte_ids[piece[0] as usize], byte_ids[piece[1] as usize]);
+        if a == NONE || b == NONE {
+            return false;
+        }
+        match self.pair_value(a, b) {
+            u64::MAX => {
+                out.push(a);
+                out.push(b);
+            }
+            value => out.push(value as u32), // the result, from `(rank << 32) | result`
+        }
+        true
+    }
+
+    /// BPE of a piece of three bytes that is not a whole token (byte-level vocabularies), from its pairs' values
+    /// alone: false (nothing appended) if a byte has no token or units are characters. Cheaper than a lookup in
+    /// the seen table, so these pieces don't go there: in random letters and base64 a third of the pieces that
+    /// are not whole tokens have two or three bytes (o200k), and they took the seen table's finds above its
+    /// pass-by rule while the longer ones, which never came back, paid a miss there each (`Seen::look_up`).
+    ///
+    /// ```text
+    /// o200k: "Yab" (no token): "Ya" ranks 41 035, "ab" 378 → [56 "Y", 378 "ab"]; "Kqv": no pair → [42, 80, 85]
+    /// ```
+    #[inline]
+    fn merge_three(&self, piece: &[u8], out: &mut Vec<u32>) -> Result<bool, PieceError> {
+        let Units::Bytes(byte_ids) = &self.units else { return Ok(false) };
+        let ids @ [a, b, c] = [0, 1, 2].map(|i| byte_ids[piece[i] as usize]);
+        if ids.contains(&NONE) || self.all_occurrences {
+            return Ok(false);
+        }
+        reserve_for_piece(out, 3)?;
+        let joined = |value: u64| value as u32; // the result's id, from `(rank << 32) | result`
+        let (first, second) = (self.pair_value(a, b), self.pair_value(b, c));
+        // The lower rank merges first, the left pair on a tie (the same pair twice: "aaa"); then the merged
+        // token may merge with the byte left over. Under tiktoken's rule it never does here: the three bytes
+        // would then be a token that BPE builds from its own bytes, and a whole token is not merged.
+        let rest = |left: u32, right: u32| {
+            if self.tokens_rank_pairs() { u64::MAX } else { self.pair_value(left, right) }
+        };
+        let (left, right, value) = match (first, second) {
+            (u64::MAX, u64::MAX) => {
+                out.extend_from_slice(&ids);
+                return Ok(true);
+            }
+            _ if first <= second => (joined(first), c, rest(joined(first), c)),
+            _ => (a, joined(second), rest(a, joined(second))),
+        };
+        match value {
+            u64::MAX => out.extend_from_slice(&[left, right]),
+            value => out.push(joined(value)),
+        }
+        Ok(true)
     }
 
     /// A piece of more than 16 bytes: a whole token, a piece this thread merged before (its cache), or merged
@@ -712,6 +781,7 @@ pub(super) mod tests {
         use crate::vocab::Mode;
         let mut next = numbers_below(3);
         let (mut checked, mut tiktoken_rule_built, mut short_checked, mut pairs_known) = (0, 0, 0, 0);
+        let mut tiny_checked = 0;
         // (Long runs of one letter make tokens with many prefixes that are tokens: more than the search keeps
         // from its trie walk.)
         let alphabets = [&b"ab"[..], b"abc", b"aab", b"aBcD", b"0123456789", b"ab c", b"0012 3a", b"aaaaaaaaab"];
@@ -740,6 +810,31 @@ pub(super) mod tests {
                 assert_eq!(by_tokens, merged, "round {round}, text {:?}", String::from_utf8_lossy(&text));
                 short_checked += 1;
             }
+            // Pieces of 2 bytes, and of 3 that are not whole tokens, merged from their pairs' values alone.
+            let mut letters = alphabet.to_vec();
+            letters.sort_unstable();
+            letters.dedup();
+            let tiny = letters.iter().flat_map(|&x| letters.iter().map(move |&y| vec![x, y]));
+            let tiny = tiny.flat_map(|two| {
+                let threes: Vec<Vec<u8>> = letters.iter().map(|&z| [&two[..], &[z]].concat()).collect();
+                std::iter::once(two).chain(threes)
+            });
+            for text in tiny {
+                for e in [&by_merges, &by_ranks] {
+                    if text.len() == 3 && e.whole_token(&text) != NONE {
+                        continue; // (a whole token of three bytes is not merged; any two bytes are)
+                    }
+                    let (mut from_pairs, mut merged) = (vec![7], Vec::new());
+                    if text.len() == 2 {
+                        assert!(e.merge_two(&text, &mut from_pairs));
+                    } else {
+                        assert_eq!(e.merge_three(&text, &mut from_pairs), Ok(true));
+                    }
+                    e.merge_heap_for_test(&text, &mut merged);
+                    assert_eq!(from_pairs[1..], merged, "round {round}, text {:?}", String::from_utf8_lossy(&text));
+                    tiny_checked += 1;
+                }
+            }
             for e in [Some(&by_merges), by_ranks.backtracker().map(|_| &by_ranks)].into_iter().flatten() {
                 for len in [1usize, 2, 3, 10, 60, 500, 3000] {
                     for _ in 0..6 {
@@ -754,9 +849,13 @@ pub(super) mod tests {
             }
         }
         assert!(
-            checked > 32 * 42 && tiktoken_rule_built >= 8 && short_checked == 32 * 30 && pairs_known > 1000,
+            checked > 32 * 42
+                && tiktoken_rule_built >= 8
+                && short_checked == 32 * 30
+                && pairs_known > 1000
+                && tiny_checked > 1000,
             "{checked} texts, {tiktoken_rule_built} tiktoken-rule vocabularies, {short_checked} short pieces, \
-             {pairs_known} pairs known"
+             {pairs_known} pairs known, {tiny_checked} tiny pieces"
         );
     }
 
