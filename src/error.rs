@@ -101,11 +101,20 @@ pub fn try_reserve_moving_items<T>(
     if v.capacity() - v.len() >= additional {
         return Ok(());
     }
+    try_grow_to(v, v.len().saturating_add(additional).max(v.capacity().saturating_mul(2)))
+}
+
+/// Room for `total` items in `v` (nothing if it has it), exactly; a vector less than half full that must
+/// move copies only its items (see `try_reserve_moving_items`).
+pub fn try_grow_to<T>(v: &mut Vec<T>, total: usize) -> std::result::Result<(), std::collections::TryReserveError> {
+    if v.capacity() >= total {
+        return Ok(());
+    }
     if v.len() >= v.capacity() / 2 {
-        return v.try_reserve(additional);
+        return v.try_reserve_exact(total - v.len());
     }
     let mut moved = Vec::new();
-    moved.try_reserve(v.len().saturating_add(additional).max(v.capacity().saturating_mul(2)))?;
+    moved.try_reserve_exact(total)?;
     moved.append(v);
     *v = moved;
     Ok(())
