@@ -144,8 +144,10 @@ impl PieceEncoder {
             prev[i] = (i as u8).wrapping_sub(1);
         }
         let token = |from: u8, to: u8| self.whole_token(&piece[from as usize..to as usize]);
+        // Pairs of bytes from the dense table of byte pairs (a rank is the id of the token they make): for
+        // random pairs, a probe of the whole-token table was a miss in a table of up to 4 MB.
         for (i, rank) in ranks.iter_mut().enumerate().take(n - 1) {
-            *rank = token(i as u8, i as u8 + 2);
+            *rank = (self.pair_value(ids[i], ids[i + 1]) >> 32) as u32;
         }
         let n = n as u8;
         loop {
