@@ -123,6 +123,8 @@ pub struct Scratch {
     /// close after the one before: to tell sparse merging from dense (see `PieceEncoder::merge_bytes`).
     pub(super) merged_until: usize,
     pub(super) merged_close: u32,
+    /// Where the last piece of more than 16 bytes that was merged ended (see `PieceEncoder::merge_bytes`).
+    pub(super) long_merged_until: usize,
 }
 
 /// A piece of up to 16 bytes (identified by its key: first and last 8 bytes, length) and the ids it encodes
