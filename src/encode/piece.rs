@@ -114,6 +114,9 @@ pub struct PieceEncoder {
     /// to build `backtracker` (byte-level, merge-order rule only; else empty).
     spellings: Vec<u8>,
     spelling_ends: Vec<u32>,
+    /// Whether a piece of two bytes is what their pair makes (`merge_two`): not when every token is looked up
+    /// whole whatever its merges (HF's `ignore_merges` with listed merges: "ab" may be a token no merge makes).
+    two_bytes_by_pair: bool,
     /// The encoder of pieces that are not whole tokens, when the vocabulary allows it (see `backtrack`).
     /// Built by `prepare` (the Python `Tokenizer` does at load) or on first use.
     backtracker: OnceLock<Option<Backtracker>>,
@@ -188,6 +191,7 @@ impl PieceEncoder {
             });
         let mut encoder =
             PieceEncoder::assemble(units, PairRanks::Table(table), tokens, unk, symbol_len, in_place, all_occurrences);
+        encoder.two_bytes_by_pair = !whole_always;
         // Which tokens BPE builds from their own bytes, merged on all cores (o200k: 200 K merges, a sixth of
         // loading it on one).
         let builds_itself: Vec<bool> = if whole_always {
@@ -273,6 +277,7 @@ impl PieceEncoder {
             serial,
             spellings,
             spelling_ends,
+            two_bytes_by_pair: true,
             backtracker: OnceLock::new(),
         }
     }
@@ -469,13 +474,17 @@ impl PieceEncoder {
     }
 
     /// BPE of a piece of two bytes (byte-level vocabularies): their pair's merge, or the two bytes; false
-    /// (nothing appended) if a byte has no token or units are characters. Two units merge exactly when their
+    /// (nothing appended) if a byte has no token, units are characters, or tokens are whole whatever their
+    /// merges (`two_bytes_by_pair`). Two units merge exactly when their
     /// pair does, so no whole-token lookup is needed: the dense table of byte pairs answers (a probe of o200k's
     /// 4 MB whole-token table, cold for the random pairs of random letters and base64, where a quarter of the
     /// pieces have two bytes).
     #[inline(always)]
     fn merge_two(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
         let Units::Bytes(byte_ids) = &self.units else { return false };
+        if !self.two_bytes_by_pair {
+            return false;
+        }
         let (a, b) = (byte_ids[piece[0] as usize], byte_ids[piece[1] as usize]);
         if a == NONE || b == NONE {
             return false;
@@ -914,6 +923,27 @@ pub(super) mod tests {
             }
             assert!(was_dense > 100 && was_not > 100, "{was_dense} short pieces merged densely, {was_not} not");
         }
+    }
+
+    /// Under HF's `ignore_merges` a piece that is a token is that token even when no merge makes it: a piece of
+    /// two bytes too (not their pair's merge); without it, the pair decides.
+    #[test]
+    fn two_byte_tokens_no_merge_makes_are_whole_only_when_tokens_are_always_whole() {
+        let mut byte_ids = [NONE; 256];
+        byte_ids[b'a' as usize] = 0;
+        byte_ids[b'b' as usize] = 1;
+        let tokens: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b"), Some(b"ab"), Some(b"ba")];
+        let make = |whole_always| {
+            PieceEncoder::new(Units::Bytes(byte_ids), [(1, 0, 0, 3)], &tokens, None, whole_always, false)
+        };
+        let (always, by_merges) = (make(true), make(false));
+        assert_eq!((encode(&always, b"ab"), encode(&always, b"ba")), (vec![2], vec![3]));
+        assert_eq!((encode(&by_merges, b"ab"), encode(&by_merges, b"ba")), (vec![0, 1], vec![3]));
+        let mut out = Vec::new();
+        let mut scratch = Scratch::default();
+        always.begin(&mut scratch);
+        always.encode_next_in(b"abba----", 0, 2, &mut scratch, &mut out).unwrap();
+        assert_eq!(out, [2]);
     }
 
     /// A vocabulary trained on a few letters has no token for other bytes: a piece holding one is left to the
