@@ -843,12 +843,9 @@ pub(super) mod tests {
             let mut letters = alphabet.to_vec();
             letters.sort_unstable();
             letters.dedup();
-            let tiny = letters.iter().flat_map(|&x| letters.iter().map(move |&y| vec![x, y]));
-            let tiny = tiny.flat_map(|two| {
-                let threes: Vec<Vec<u8>> = letters.iter().map(|&z| [&two[..], &[z]].concat()).collect();
-                std::iter::once(two).chain(threes)
-            });
-            for text in tiny {
+            let twos = letters.iter().flat_map(|&x| letters.iter().map(move |&y| vec![x, y]));
+            let threes = twos.clone().flat_map(|two| letters.iter().map(move |&z| [&two[..], &[z]].concat()));
+            for text in twos.chain(threes) {
                 for e in [&by_merges, &by_ranks] {
                     if text.len() == 3 && e.whole_token(&text) != NONE {
                         continue; // (a whole token of three bytes is not merged; any two bytes are)
