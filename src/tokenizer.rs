@@ -642,6 +642,54 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
             self.stop_on(piece, result);
         }
     }
+
+    /// By block while the text's pieces are mostly tokens: not where the last pieces merged came one close after
+    /// another (base64, random text), whose pieces `whole_in` would look up in vain.
+    #[inline(always)]
+    fn by_block(&self) -> bool {
+        !self.encoder.merging_closely(self.scratch)
+    }
+
+    /// A block's pieces: room for their ids made once, and each piece of up to 8 bytes that is one token found
+    /// in one probe whatever its length (`PieceEncoder::whole_in`); the others as `piece_in` (not looked up
+    /// again). Per piece, `piece_in` checked the room, then branched on the length (one byte: the byte table;
+    /// two: the pair table; up to 8: the whole-token table), with ~1/5 of English's pieces of one byte. 1 MB of
+    /// fresh English, one call (callgrind): r50k 47.1 → 44.2 M instructions, cl100k 49.3 → 44.6, o200k 49.5 →
+    /// 46.7; cl100k's random digits (3-digit pieces, all tokens) 42.9 → 31.7 M. ~4 KB documents, 10 MB after
+    /// 10 MB, alternated processes: steady r50k 191–195 → 205–210 MB/s, cl100k 174–175 → 189–197, o200k
+    /// 158–160 → 180–183.
+    #[inline(always)]
+    fn pieces_in(&mut self, text: &'t str, bounds: &[usize]) {
+        let (first, last) = (bounds[0], bounds[bounds.len() - 1]);
+        let room = self.ids.capacity() - self.ids.len() >= last - first
+            || (last - first < u32::MAX as usize && self.grow_ids(&text[first..last]).is_ok());
+        if self.stopped.is_some() || !room {
+            // Stopped, or no room for all at once: piece by piece, to stop at the right one.
+            for pair in bounds.windows(2) {
+                self.piece_in(text, pair[0], pair[1]);
+            }
+            return;
+        }
+        let bytes = text.as_bytes();
+        for pair in bounds.windows(2) {
+            let (start, end) = (pair[0], pair[1]);
+            let result = if end - start <= 8 && start + 8 <= bytes.len() {
+                match self.encoder.whole_in(bytes, start, end - start) {
+                    Some(id) => {
+                        self.ids.push(id);
+                        continue;
+                    }
+                    None => self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids),
+                }
+            } else {
+                self.encoder.encode_next_in(bytes, start, end, self.scratch, self.ids)
+            };
+            if result.is_err() {
+                self.stop_on(&text[start..end], result);
+                return;
+            }
+        }
+    }
 }
 
 impl<'t> EncodeSink<'_, 't> {

@@ -69,11 +69,11 @@ impl Key {
         Key { first, last, len: n as u64 }
     }
 
-    /// `Key::of(&text[start..end])` for a piece of 2 to 8 bytes with 8 bytes of `text` from `start`: one load,
+    /// `Key::of(&text[start..end])` for a piece of 1 to 8 bytes with 8 bytes of `text` from `start`: one load,
     /// masked to the piece's length.
     #[inline(always)]
     pub(super) fn of_short_in(text: &[u8], start: usize, len: usize) -> Key {
-        debug_assert!((2..=8).contains(&len) && start + 8 <= text.len());
+        debug_assert!((1..=8).contains(&len) && start + 8 <= text.len());
         Key { first: load8(text, start) & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
     }
 

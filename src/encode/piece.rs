@@ -220,7 +220,7 @@ impl PieceEncoder {
             .enumerate()
             .filter(|&(id, bytes)| bytes.is_some() && (whole_always || builds_itself[id]))
             .map(|(id, bytes)| (bytes.expect("filtered"), id as u32));
-        encoder.whole = WholeTable::new(whole);
+        encoder.whole = WholeTable::new(whole, &encoder.singles());
         encoder
     }
 
@@ -236,7 +236,7 @@ impl PieceEncoder {
         let no_pairs = PairRanks::Spelled { small: PairTable::new([]) };
         let mut encoder = PieceEncoder::assemble(units, no_pairs, tokens, unk, symbol_len, in_place, false);
         let whole = tokens.iter().enumerate().filter_map(|(id, bytes)| Some(((*bytes)?, id as u32)));
-        encoder.whole = WholeTable::new(whole);
+        encoder.whole = WholeTable::new(whole, &encoder.singles());
         let byte_pairs = (0..256u32).flat_map(|left| (0..256u32).map(move |right| (left, right)));
         let small = PairTable::new(byte_pairs.filter_map(|(left, right)| {
             let value = encoder.spelled_pair(left, right);
@@ -316,6 +316,51 @@ impl PieceEncoder {
             self.token_of(&[l, r].concat())
         };
         if id == NONE { u64::MAX } else { (id as u64) << 32 | id as u64 }
+    }
+
+    /// The id each one-byte piece encodes to (NONE: none, the piece needs `unk` or is an error).
+    fn singles(&self) -> [u32; 256] {
+        std::array::from_fn(|b| self.units.single(b as u8))
+    }
+
+    /// The id of the piece `text[start..start + len]` of 1 to 8 bytes, 8 bytes of `text` from `start`, if it is
+    /// one token (`encode_next_in` would give that id alone); None if not. One probe of the whole-token table
+    /// whatever the length, so that a splitter's loop over a block's pieces has no branch per length.
+    #[inline(always)]
+    pub fn whole_in(&self, text: &[u8], start: usize, len: usize) -> Option<u32> {
+        let key = Key::of_short_in(text, start, len);
+        let id = self.whole.get_up_to_8(key, key.hash());
+        (id != NONE).then_some(id)
+    }
+
+    /// Whether the last pieces merged came close one after another (`DENSE_GAP`, `DENSE_RUN`): base64, hex,
+    /// random text, where most pieces are no token (`whole_in` would look most of them up in vain).
+    #[inline(always)]
+    pub fn merging_closely(&self, scratch: &Scratch) -> bool {
+        scratch.merged_close >= DENSE_RUN
+    }
+
+    /// `encode_next_in` for a piece of 1 to 8 bytes, 8 bytes of `text` from `start`, that `whole_in` found no
+    /// token for (not looked up again).
+    #[inline]
+    pub fn encode_not_whole_in(
+        &self,
+        text: &[u8],
+        start: usize,
+        end: usize,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), PieceError> {
+        debug_assert!(self.owns(scratch), "encode_not_whole_in without begin");
+        let piece = &text[start..end];
+        match piece.len() {
+            1 => self.unit_without_token(out), // (every byte with a token is in the table)
+            2 if self.merge_two(piece, out) => Ok(()),
+            len => {
+                let key = Key::of_short_in(text, start, len);
+                self.encode_merged(piece, key, key.hash(), scratch, out)
+            }
+        }
     }
 
     /// The bytes of token `id` (empty for specials); None if there is no such id.
@@ -1160,6 +1205,54 @@ pub(super) mod tests {
                 assert!(passed == 0 && most_held == 40, "{passed} passed, {most_held} held");
             }
         }
+    }
+
+    /// A splitter's loop over a block's pieces takes a piece of up to 8 bytes as `whole_in`'s token, else as
+    /// `encode_not_whole_in` encodes it: together exactly `encode_next_in`, ids and errors, for every piece of
+    /// 1 to 8 bytes of a text — one-byte pieces (with and without a token, with and without `unk`), two-byte
+    /// pieces under either rule, and pieces that merge.
+    #[test]
+    fn whole_in_and_its_misses_encode_as_encode_next_in() {
+        let mut with_unk = encoder();
+        with_unk.unk = Some(1);
+        let mut by_merges = [(true, tiktoken_style_encoder()), (false, encoder()), (false, with_unk)];
+        let mut byte_ids = [NONE; 256];
+        byte_ids[b'a' as usize] = 0;
+        byte_ids[b'b' as usize] = 1;
+        let tokens: Vec<Option<&[u8]>> = vec![Some(b"a"), Some(b"b"), Some(b"ab"), Some(b"ba")];
+        let ignore_merges = PieceEncoder::new(Units::Bytes(byte_ids), [(1, 0, 0, 3)], &tokens, None, true, false);
+        let mut encoders: Vec<&mut PieceEncoder> = by_merges.iter_mut().map(|(_, e)| e).collect();
+        let mut ignoring = ignore_merges;
+        encoders.push(&mut ignoring);
+        let text = b"aababcabbbaaaacxbcaaabababcab\0aa--------";
+        let (mut whole, mut missed) = (0, 0);
+        for e in encoders {
+            let mut scratch = Scratch::default();
+            e.begin(&mut scratch);
+            for start in 0..text.len() - 8 {
+                for end in start + 1..=start + 8 {
+                    let (mut want, mut got) = (vec![9], vec![9]);
+                    let expected = e.encode_next_in(text, start, end, &mut scratch, &mut want);
+                    let result = match e.whole_in(text, start, end - start) {
+                        Some(id) => {
+                            whole += 1;
+                            got.push(id);
+                            Ok(())
+                        }
+                        None => {
+                            missed += 1;
+                            e.encode_not_whole_in(text, start, end, &mut scratch, &mut got)
+                        }
+                    };
+                    let piece = String::from_utf8_lossy(&text[start..end]);
+                    assert_eq!(result, expected, "{piece:?}");
+                    if expected.is_ok() {
+                        assert_eq!(got, want, "{piece:?}");
+                    }
+                }
+            }
+        }
+        assert!(whole > 100 && missed > 100, "{whole} whole, {missed} missed");
     }
 
     #[test]

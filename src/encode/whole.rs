@@ -12,6 +12,9 @@
 //!   in front of: every new piece then missed the seen table, found its token in the big table (control bytes,
 //!   then the entry) and was copied into the seen table, growing and rehashing it. Fresh English spent a fifth
 //!   of its instructions there (2 MB, r50k, callgrind); whole-token pieces no longer enter the seen table.
+//! - The single bytes are in the short table too (at the id a one-byte piece encodes to), so that the block
+//!   splitter's loop looks up every piece of up to 8 bytes the same way, without a branch on its length (see
+//!   `EncodeSink::pieces_in` in `tokenizer.rs`).
 
 use rustc_hash::FxHashMap;
 
@@ -45,6 +48,17 @@ pub(super) struct WholeTable {
     long: FxHashMap<Box<[u8]>, u32>,
 }
 
+/// Each byte value once, in order (the single bytes' keys are made from slices of it).
+static EVERY_BYTE: [u8; 256] = {
+    let mut bytes = [0; 256];
+    let mut b = 0;
+    while b < 256 {
+        bytes[b] = b as u8;
+        b += 1;
+    }
+    bytes
+};
+
 /// Slots for `count` tokens: a power of two, at most 3/4 full (at least 16).
 fn slots_for(count: usize) -> usize {
     (count * 4 / 3 + 1).next_power_of_two().max(16)
@@ -57,22 +71,27 @@ fn start(hash: u64, slots: usize) -> usize {
 }
 
 impl WholeTable {
-    /// The table of `tokens` (bytes, id); empty byte strings and single bytes are left out (a single byte
-    /// is looked up by the byte table).
-    pub(super) fn new<'a>(tokens: impl Iterator<Item = (&'a [u8], u32)> + Clone) -> WholeTable {
+    /// The table of `tokens` (bytes, id) and of the single bytes: `singles[b]` is the id a one-byte piece `b`
+    /// encodes to (NONE: none). Empty byte strings and tokens of one byte are left out of `tokens`' (the byte
+    /// table's id is the one a piece of one byte gets), so that every piece of up to 8 bytes finds its token
+    /// here in one probe, whatever its length (see `get_up_to_8`).
+    pub(super) fn new<'a>(tokens: impl Iterator<Item = (&'a [u8], u32)> + Clone, singles: &[u32; 256]) -> WholeTable {
         let count =
             |range: std::ops::RangeInclusive<usize>| tokens.clone().filter(|(b, _)| range.contains(&b.len())).count();
+        let single_count = singles.iter().filter(|&&id| id != NONE).count();
         let mut table = WholeTable {
-            short: vec![ShortSlot::default(); slots_for(count(2..=8))].into_boxed_slice(),
+            short: vec![ShortSlot::default(); slots_for(count(2..=8) + single_count)].into_boxed_slice(),
             medium: vec![MediumSlot::default(); slots_for(count(9..=16))].into_boxed_slice(),
             long: FxHashMap::default(),
         };
-        for (bytes, id) in tokens {
+        let singles = (0..256).filter(|&b| singles[b] != NONE).map(|b| (&EVERY_BYTE[b..=b], singles[b]));
+        let tokens = tokens.filter(|(bytes, _)| bytes.len() != 1);
+        for (bytes, id) in singles.chain(tokens) {
             let key = Key::of(bytes);
             let hash = key.hash();
             match bytes.len() {
-                0 | 1 => {}
-                2..=8 => {
+                0 => {}
+                1..=8 => {
                     let mask = table.short.len() - 1;
                     let mut at = start(hash, table.short.len());
                     while table.short[at].len != 0
@@ -123,20 +142,7 @@ impl WholeTable {
     pub(super) fn get_short(&self, len: usize, key: Key, hash: u64) -> u32 {
         debug_assert!((2..=16).contains(&len));
         match len {
-            2..=8 => {
-                let mask = self.short.len() - 1;
-                let mut at = start(hash, self.short.len());
-                loop {
-                    let slot = &self.short[at];
-                    if slot.bytes == key.first && slot.len as u64 == key.len {
-                        return slot.id;
-                    }
-                    if slot.len == 0 {
-                        return NONE;
-                    }
-                    at = (at + 1) & mask;
-                }
-            }
+            2..=8 => self.get_up_to_8(key, hash),
             _ => {
                 let mask = self.medium.len() - 1;
                 let mut at = start(hash, self.medium.len());
@@ -151,6 +157,25 @@ impl WholeTable {
                     at = (at + 1) & mask;
                 }
             }
+        }
+    }
+
+    /// The token a piece of 1 to 8 bytes is (given its key and hash), if it is one of the table's (for one byte,
+    /// the id the piece encodes to); NONE if not.
+    #[inline(always)]
+    pub(super) fn get_up_to_8(&self, key: Key, hash: u64) -> u32 {
+        debug_assert!((1..=8).contains(&key.len));
+        let mask = self.short.len() - 1;
+        let mut at = start(hash, self.short.len());
+        loop {
+            let slot = &self.short[at];
+            if slot.bytes == key.first && slot.len as u64 == key.len {
+                return slot.id;
+            }
+            if slot.len == 0 {
+                return NONE;
+            }
+            at = (at + 1) & mask;
         }
     }
 
@@ -182,7 +207,7 @@ mod tests {
         }
         tokens.push(b"a\0".to_vec());
         tokens.push(b"a\0\0".to_vec());
-        let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)));
+        let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)), &[NONE; 256]);
         for (id, t) in tokens.iter().enumerate() {
             let key = Key::of(t);
             assert_eq!(table.get(t, key, key.hash()), id as u32, "{t:?}");
@@ -192,7 +217,7 @@ mod tests {
             assert_eq!(table.get(absent, key, key.hash()), NONE, "{absent:?}");
         }
         // A token listed twice keeps its first id.
-        let twice = WholeTable::new([(&b"ab"[..], 7), (&b"ab"[..], 9)].into_iter());
+        let twice = WholeTable::new([(&b"ab"[..], 7), (&b"ab"[..], 9)].into_iter(), &[NONE; 256]);
         assert_eq!(twice.get(b"ab", Key::of(b"ab"), Key::of(b"ab").hash()), 7);
         assert!(table.size_in_bytes() < 200_000);
     }

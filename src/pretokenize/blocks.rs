@@ -36,7 +36,9 @@
 //! - Classifying with AVX2, the optimiser first turned the 64-bit masks back into bytes (~900 instructions a
 //!   block, 39.7 M for r50k): each half's `movemask` now goes through an empty `asm!` it cannot see through.
 //! - Per piece the walk costs a `tzcnt`, a clear of the lowest bit and the sink's call; per block, ~150 mask
-//!   operations and one unpredictable branch per candidate bit of the rare cases.
+//!   operations and one unpredictable branch per candidate bit of the rare cases. A sink that asks
+//!   (`PieceSink::by_block`: the encoder, on text whose pieces are mostly tokens) gets a block's pieces at once,
+//!   as their bounds, and loops over them without the splitter's work in between.
 
 use super::PieceSink;
 use super::classes::{
@@ -864,6 +866,8 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
     let mut prev = Masks::BEFORE;
     let mut cur = classify::<C>(bytes, 0, R::COMPLEX, table);
     let mut carry = Carry::START;
+    // A block's piece bounds (see `PieceSink::pieces_in`), made once.
+    let mut bounds = [0; BLOCK + 1];
     // Where the piece being built starts (a true piece start: each one emitted ends there).
     let mut pos = 0;
     // Pieces go to the sink as `emit!(end)`: `pos` and `end` are character boundaries — 0, the text's length, ends
@@ -900,10 +904,25 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
                     let behind = pos - base + 1;
                     starts &= if behind >= BLOCK { 0 } else { !0 << behind };
                 }
-                while starts != 0 {
-                    let start = base + starts.trailing_zeros() as usize;
-                    starts &= starts - 1;
-                    emit!(start);
+                if sink.by_block() {
+                    // The block's pieces at once: where the one being built starts, then each start in the block.
+                    bounds[0] = pos;
+                    let mut count = 1;
+                    while starts != 0 {
+                        bounds[count] = base + starts.trailing_zeros() as usize;
+                        starts &= starts - 1;
+                        count += 1;
+                    }
+                    if count > 1 {
+                        sink.pieces_in(text, &bounds[..count]);
+                        pos = bounds[count - 1];
+                    }
+                } else {
+                    while starts != 0 {
+                        let start = base + starts.trailing_zeros() as usize;
+                        starts &= starts - 1;
+                        emit!(start);
+                    }
                 }
                 carry.known = true;
             }

@@ -170,6 +170,21 @@ pub trait PieceSink<'t> {
     fn piece_in(&mut self, text: &'t str, start: usize, end: usize) {
         self.piece(&text[start..end]);
     }
+
+    /// Whether the sink takes the next block's pieces at once (`pieces_in`) rather than one by one.
+    #[inline(always)]
+    fn by_block(&self) -> bool {
+        false
+    }
+
+    /// The pieces `text[bounds[i]..bounds[i + 1]]`, in order (a splitter that finds a block's pieces at once
+    /// gives them so when the sink asks, that it may loop over them without the splitter's work in between).
+    #[inline(always)]
+    fn pieces_in(&mut self, text: &'t str, bounds: &[usize]) {
+        for pair in bounds.windows(2) {
+            self.piece_in(text, pair[0], pair[1]);
+        }
+    }
 }
 
 impl<'t, F: FnMut(&'t str)> PieceSink<'t> for F {
