@@ -66,7 +66,13 @@ const LONG_GAP: usize = 1024;
 /// merged ones (see `DENSE_GAP`, `DENSE_RUN`, `LONG_GAP`): the backtracker's case.
 #[inline]
 fn merging_densely(scratch: &Scratch, start: usize) -> bool {
-    scratch.merged_close >= DENSE_RUN && start.wrapping_sub(scratch.long_merged_until) <= LONG_GAP
+    merging_closely(scratch) && start.wrapping_sub(scratch.long_merged_until) <= LONG_GAP
+}
+
+/// Whether the last `DENSE_RUN` pieces merged each began within `DENSE_GAP` bytes of the one before.
+#[inline(always)]
+fn merging_closely(scratch: &Scratch) -> bool {
+    scratch.merged_close >= DENSE_RUN
 }
 
 /// The id of each unit of a piece: bytes, or characters.
@@ -337,7 +343,7 @@ impl PieceEncoder {
     /// random text, where most pieces are no token (`whole_in` would look most of them up in vain).
     #[inline(always)]
     pub fn merging_closely(&self, scratch: &Scratch) -> bool {
-        scratch.merged_close >= DENSE_RUN
+        merging_closely(scratch)
     }
 
     /// `encode_next_in` for a piece of 1 to 8 bytes, 8 bytes of `text` from `start`, that `whole_in` found no
