@@ -8,7 +8,7 @@
 //!   bytes — most pieces — so a lookup is two or three integer compares, no `memcmp`, no pointer to a boxed key
 //!   (perf: those were 10% and 14% of encoding). The hash is a folded multiply of the same words.
 //! - A piece of 2 to 16 bytes is looked up in the whole-token table first (shared, built at load); the seen
-//!   table, per thread, holds only the pieces that merged into several tokens (up to 128K; 32-byte entries,
+//!   table, per thread, holds only the pieces that merged into several tokens (up to 64K; 32-byte entries,
 //!   open addressing, one or two cache lines per lookup): rare words repeat.
 //! - Until this change a per-thread direct-mapped front table of recent pieces (32K slots, 1 MB) came first, and
 //!   every new piece then went through the seen table and a `hashbrown` whole-token table and was copied into
@@ -152,9 +152,13 @@ impl Entry {
 /// Most ids an entry holds itself: a rare word is usually two or three tokens.
 const FRONT_IDS: usize = 3;
 
-/// Slots the seen table starts with, and most it grows to (8 MB); it starts afresh when that is half full.
+/// Slots the seen table starts with, and most it grows to (4 MB); it starts afresh when that is half full. 20 MB
+/// of English documents never fill it; multilingual text did, at 8 MB (2^18 slots), which with the 4 MB table it
+/// grew from took 9–10 MB more at the peak than now, for no speed (~4 KB documents, 4 MB after 4 MB,
+/// alternated: r50k 39–46 → 44–54 MB/s, o200k 27–32 → 30–33). At 2 MB, English's steady documents were ~8 %
+/// slower (r50k 191–192 → 172–180 MB/s).
 const SEEN_FIRST_SLOTS: usize = 1 << 12;
-const SEEN_MOST_SLOTS: usize = 1 << 18;
+const SEEN_MOST_SLOTS: usize = 1 << 17;
 
 /// Pieces looked up in a window of the seen table's finds...
 const SEEN_WINDOW: u32 = 4096;
@@ -167,7 +171,7 @@ const SEEN_WINDOW: u32 = 4096;
 /// in their first megabyte.)
 const SEEN_FEW: u32 = SEEN_WINDOW / 8;
 /// ...let this many pieces pass the table (neither looked up nor kept) before it is tried again. Each piece
-/// kept was a miss in a table of up to 8 MB and a write there; and the table, grown to hold what never comes
+/// kept was a miss in a table of up to 4 MB and a write there; and the table, grown to hold what never comes
 /// back, was memory the process had to be given (page faults: a fifth of the first call on 4 MB of base64).
 const SEEN_PASS: u32 = 1 << 16;
 
