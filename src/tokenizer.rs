@@ -358,7 +358,7 @@ impl Tokenizer {
                 id => ids.push(id),
             }
         }
-        apply_merges(&mut ids, &self.vocab.merge_rank);
+        apply_merges(&mut ids, self.vocab.merge_rank());
         Ok(ids)
     }
 
@@ -452,7 +452,7 @@ impl Tokenizer {
             symbols.clear();
             match self.vocab.initial_symbols(piece, &mut symbols) {
                 Ok(()) => {
-                    apply_merges(&mut symbols, &self.vocab.merge_rank);
+                    apply_merges(&mut symbols, self.vocab.merge_rank());
                     ids.extend_from_slice(&symbols);
                 }
                 Err(unknown) => {

@@ -421,7 +421,7 @@ impl CoreTokenizer {
 
     /// Merges as (left id, right id, result id), in order.
     fn merges(&self) -> Vec<(u32, u32, u32)> {
-        self.inner.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect()
+        self.inner.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect()
     }
 
     fn merge_counts(&self) -> Option<Vec<u64>> {

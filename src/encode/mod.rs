@@ -33,7 +33,7 @@ pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece
         // tiktoken: every split of a token into two tokens may merge into it, at the token's rank (= id).
         return Some(piece::PieceEncoder::tiktoken(byte_ids, &tokens, vocab.unk));
     }
-    let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
+    let pairs = vocab.merge_rank().iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let units = piece::Units::Bytes(byte_ids);
     Some(piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, false))
 }
@@ -61,7 +61,7 @@ fn char_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
     }
     let tokens: Vec<Option<&[u8]>> =
         vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
-    let pairs = vocab.merge_rank.iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
+    let pairs = vocab.merge_rank().iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let units = piece::Units::Chars { ascii, other };
     let encoder = piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, true);
     Some(encoder.with_fuse_unk(vocab.fuse_unk))
@@ -96,7 +96,7 @@ mod tests {
     fn general_ids(vocab: &Vocab, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
         vocab.initial_symbols(text, &mut ids).unwrap();
-        apply_merges(&mut ids, &vocab.merge_rank);
+        apply_merges(&mut ids, vocab.merge_rank());
         ids
     }
 

@@ -8,12 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
-
 use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
 use crate::error::{Error, Result, py_repr};
-use crate::vocab::{DisplayIndex, Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
+use crate::vocab::{Merge, Mode, SymbolStyle, Token, Vocab, bytes_to_display, char_to_byte};
 
 /// The error for line `line` of a line-based vocabulary file (tiktoken ranks, merges.txt).
 pub(crate) fn bad_line(path: &str, line: usize, what: impl std::fmt::Display) -> Error {
@@ -45,21 +43,9 @@ fn empty_explicit(source: &str, style: SymbolStyle, top: u32, count: usize) -> R
             py_repr(source)
         )));
     }
-    Ok(Vocab {
-        style,
-        tokens: vec![unused_token(); top as usize + 1],
-        by_display: DisplayIndex::default(),
-        num_special: 0,
-        num_base: 0,
-        merges: Vec::new(),
-        merge_rank: FxHashMap::default(),
-        unk: None,
-        fuse_unk: false,
-        byte_ids: None,
-        explicit_ids: true,
-        rank_by_bytes: false,
-        whole_pieces: false,
-    })
+    let mut vocab = Vocab::of_tokens(style, vec![unused_token(); top as usize + 1]);
+    vocab.explicit_ids = true;
+    Ok(vocab)
 }
 
 /// Lays byte-level tokens out at their ids; `specials` are `(text, id)`.
@@ -144,12 +130,9 @@ pub(crate) fn from_ranks(
     });
     // Sized once: grown by doubling, the merge table left ~2× its final size of freed tables behind (o200k).
     let count = parts.iter().flatten().count();
-    vocab.merges.reserve_exact(count);
-    vocab.merge_rank.reserve(count);
+    vocab.merges_mut().reserve_exact(count);
     for (id, (left, right)) in parts.into_iter().enumerate().filter_map(|(id, p)| Some((id as u32, p?))) {
-        let rank = vocab.merges.len() as u32;
-        vocab.merges.push(Merge { left, right, result: id });
-        vocab.merge_rank.insert((left, right), (rank, id));
+        vocab.add_merge(Merge { left, right, result: id });
     }
     Ok((vocab, encoder))
 }
@@ -217,9 +200,7 @@ pub(crate) fn from_byte_merges<'m>(
         };
         let (left, right) = (id_of(a)?, id_of(b)?);
         let result = id_of(&format!("{a}{b}"))?;
-        let rank = vocab.merges.len() as u32;
-        vocab.merges.push(Merge { left, right, result });
-        vocab.merge_rank.insert((left, right), (rank, result));
+        vocab.add_merge(Merge { left, right, result });
     }
     Ok(vocab)
 }
@@ -318,9 +299,7 @@ pub(crate) fn from_char_merges(
             (token.bytes, token.units, token.continues, token.ends_word) = (bytes, units, continues, ends_word);
             settled[result as usize] = true;
         }
-        let rank = vocab.merges.len() as u32;
-        vocab.merges.push(Merge { left, right, result });
-        vocab.merge_rank.insert((left, right), (rank, result));
+        vocab.add_merge(Merge { left, right, result });
     }
     if let Some(unk) = model.unk {
         let id = vocab.id_of(unk).ok_or_else(|| {
@@ -391,7 +370,7 @@ mod tests {
         assert_eq!((v.tokens[6].bytes.as_slice(), v.tokens[6].ends_word), (&b"th"[..], true));
         assert_eq!(v.unk, Some(0));
         assert!(v.tokens[0].special && !v.tokens[1].special);
-        assert_eq!(v.merge_rank[&(4, 5)], (1, 6));
+        assert_eq!(v.merge_rank()[&(4, 5)], (1, 6));
     }
 
     #[test]
@@ -419,6 +398,6 @@ mod tests {
         let err = from_byte_merges("t.json", &e, [Ok((0, "b", "a"))], MergesIn::TokenizerJson, &[]).unwrap_err();
         assert_eq!(err.message, "'t.json': model.merges[0]: 'ba' is not in model.vocab");
         let v = from_byte_merges("t.json", &e, [Ok((0, "a", "b"))], MergesIn::TokenizerJson, &[]).unwrap();
-        assert_eq!(v.merge_rank[&(0, 1)], (0, 2));
+        assert_eq!(v.merge_rank()[&(0, 1)], (0, 2));
     }
 }

@@ -60,7 +60,7 @@ mod tests {
         let tok = load(&vocab, &merges, &["<|endoftext|>".into()], Pattern::Gpt2).unwrap();
         let policy = SpecialPolicy { allowed: vec![true], disallowed: vec![true] };
         assert_eq!(tok.encode("ab ab<|endoftext|>", &policy).unwrap(), [2, 4, 5]);
-        assert_eq!(tok.vocab.merge_rank[&(3, 2)], (1, 4));
+        assert_eq!(tok.vocab.merge_rank()[&(3, 2)], (1, 4));
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub fn save(tok: &Tokenizer) -> Result<String> {
                     .map(|(id, t)| (t.display.as_str(), id))
                     .collect(),
             ),
-            merges: v.merges.iter().map(|m| [display(m.left), display(m.right)]).collect(),
+            merges: v.merges().iter().map(|m| [display(m.left), display(m.right)]).collect(),
         },
     };
     serde_json::to_string(&file).map_err(|e| Error::value(format!("cannot write the tokenizer.json: {e}")))
@@ -853,7 +853,7 @@ impl Reader<'_> {
             None => &[],
             Some(Value::Array(raw)) => raw,
             Some(other) => {
-                return Err(self.value_error(format!("model.merges must be a list, not {}", type_name(other))));
+                return Err(self.value_error(format!("model.merges() must be a list, not {}", type_name(other))));
             }
         };
         let mut merges = Vec::with_capacity(raw.len());
@@ -975,7 +975,7 @@ mod tests {
         let back = load_str(&text, "t.json").unwrap_or_else(|e| panic!("{e}\n{text}"));
         let displays = |t: &Tokenizer| t.vocab.tokens.iter().map(|t| t.display.clone()).collect::<Vec<_>>();
         assert_eq!(displays(&back), displays(tok));
-        assert_eq!(back.vocab.merges, tok.vocab.merges);
+        assert_eq!(back.vocab.merges(), tok.vocab.merges());
         assert_eq!(back.vocab.style, tok.vocab.style);
         assert_eq!((back.vocab.unk, back.vocab.fuse_unk), (tok.vocab.unk, tok.vocab.fuse_unk));
         assert_eq!((&back.pretokenizer.pattern, back.lowercase), (&tok.pretokenizer.pattern, tok.lowercase));

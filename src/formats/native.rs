@@ -55,7 +55,7 @@ fn json_opt(s: Option<&str>) -> String {
 /// Writes `tok` in the native format.
 pub fn save(tok: &Tokenizer) -> String {
     let v = &tok.vocab;
-    let mut out = String::with_capacity(64 * (v.merges.len() + 64));
+    let mut out = String::with_capacity(64 * (v.merges().len() + 64));
     out.push_str("{\n");
     out.push_str(&format!("  \"format\": {},\n  \"version\": {VERSION},\n", json(FORMAT)));
     out.push_str(&format!("  \"mode\": {},\n", json(v.style.mode.name())));
@@ -117,7 +117,7 @@ pub fn save(tok: &Tokenizer) -> String {
     }
     out.push_str(if base.is_empty() { "],\n" } else { "\n  ],\n" });
     out.push_str("  \"merges\": [");
-    for (i, m) in v.merges.iter().enumerate() {
+    for (i, m) in v.merges().iter().enumerate() {
         out.push_str("\n    [");
         out.push_str(&json(&v.tokens[m.left as usize].display));
         out.push_str(", ");
@@ -126,11 +126,11 @@ pub fn save(tok: &Tokenizer) -> String {
             out.push_str(&format!(", {count}"));
         }
         out.push(']');
-        if i + 1 < v.merges.len() {
+        if i + 1 < v.merges().len() {
             out.push(',');
         }
     }
-    out.push_str(if v.merges.is_empty() { "]\n" } else { "\n  ]\n" });
+    out.push_str(if v.merges().is_empty() { "]\n" } else { "\n  ]\n" });
     out.push_str("}\n");
     out
 }
@@ -297,9 +297,7 @@ fn explicit_from_file(file: &File, tokens: &[Option<String>], pattern: Pattern, 
                     })
                 };
                 let (left, right, result) = (find(a)?, find(b)?, find(&format!("{a}{b}"))?);
-                let rank = vocab.merges.len() as u32;
-                vocab.merges.push(crate::vocab::Merge { left, right, result });
-                vocab.merge_rank.insert((left, right), (rank, result));
+                vocab.add_merge(crate::vocab::Merge { left, right, result });
             }
             vocab.whole_pieces = rule == "whole_pieces_then_merges";
             (vocab, None)
@@ -429,7 +427,7 @@ mod tests {
         let back = load(&text, "test").unwrap();
         assert_eq!(save(&back), text);
         assert_eq!(back.vocab.len(), tok.vocab.len());
-        assert_eq!(back.vocab.merges, tok.vocab.merges);
+        assert_eq!(back.vocab.merges(), tok.vocab.merges());
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub fn finish_extension(
     tie_break: TieBreak,
     new_counts: Vec<u64>,
 ) -> Result<Tokenizer> {
-    if extended.vocab.merges.len() > old.vocab.merges.len() {
+    if extended.vocab.merges().len() > old.vocab.merges().len() {
         extended.vocab.rank_by_bytes = false;
     }
     extended.tie_break = Some(tie_break);
@@ -520,7 +520,7 @@ impl Junctions {
                 }
             }
         } else {
-            for m in &vocab.merges {
+            for m in vocab.merges() {
                 let (left, right) = (&vocab.tokens[m.left as usize].bytes, &vocab.tokens[m.right as usize].bytes);
                 if let (Some(&last), Some(&first)) = (left.last(), right.first()) {
                     junctions.add(last, first);
@@ -546,7 +546,7 @@ impl Junctions {
 fn makes_a_token_twice(vocab: &Vocab) -> bool {
     let base = vocab.num_special + vocab.num_base;
     let mut made = vec![false; vocab.len()];
-    vocab.merges.iter().any(|m| {
+    vocab.merges().iter().any(|m| {
         let twice = (m.result as usize) < base || made[m.result as usize];
         made[m.result as usize] = true;
         twice
@@ -601,7 +601,7 @@ fn encode_general(vocab: &Vocab, word: &str, out: &mut Vec<u32>) -> Result<()> {
     let start = out.len();
     initial_symbols(vocab, word, out)?;
     let mut symbols = out.split_off(start);
-    crate::encode::apply_merges(&mut symbols, &vocab.merge_rank);
+    crate::encode::apply_merges(&mut symbols, vocab.merge_rank());
     out.extend_from_slice(&symbols);
     Ok(())
 }
@@ -616,7 +616,7 @@ struct Replay {
 impl Replay {
     fn new(vocab: &Vocab) -> Replay {
         let mut ranks: FxHashMap<(u32, u32), Vec<(u32, u32)>> = FxHashMap::default();
-        for (rank, m) in vocab.merges.iter().enumerate() {
+        for (rank, m) in vocab.merges().iter().enumerate() {
             ranks.entry((m.left, m.right)).or_default().push((rank as u32, m.result));
         }
         Replay { ranks }
@@ -725,11 +725,11 @@ fn truncated_layout(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
     let kept = if size == base {
         0
     } else {
-        v.merges.iter().position(|m| m.result as usize == size - 1).map_or(v.merges.len(), |i| i + 1)
+        v.merges().iter().position(|m| m.result as usize == size - 1).map_or(v.merges().len(), |i| i + 1)
     };
     let mut vocab = v.clone();
     vocab.tokens.truncate(size);
-    vocab.merges.truncate(kept);
+    vocab.merges_mut().truncate(kept);
     rebuild_indexes(&mut vocab);
     Ok((vocab, kept))
 }
@@ -768,24 +768,23 @@ fn truncated_explicit(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
     // Merges after the last one that makes a kept token for the first time only make existing tokens again:
     // a run that stopped at this size (extending a loaded vocabulary) would not have made them.
     let mut made = vec![false; v.len()];
-    let last_new = v.merges.iter().enumerate().fold(0, |last, (i, m)| {
+    let last_new = v.merges().iter().enumerate().fold(0, |last, (i, m)| {
         let first = known(m.result) && !std::mem::replace(&mut made[m.result as usize], true);
         if first { i + 1 } else { last }
     });
-    vocab.merges.truncate(last_new);
-    vocab.merges.retain(|m| known(m.left) && known(m.right) && known(m.result));
-    let kept = vocab.merges.len();
+    vocab.merges_mut().truncate(last_new);
+    vocab.merges_mut().retain(|m| known(m.left) && known(m.right) && known(m.result));
+    let kept = vocab.merges().len();
     rebuild_indexes(&mut vocab);
     vocab.num_base = vocab.tokens.iter().filter(|t| !t.special && t.units == 1).count();
     Ok((vocab, kept))
 }
 
-/// `by_display`, `merge_rank` and the byte table after tokens or merges were removed.
+/// `by_display` and the byte table after tokens or merges were removed (the merges' ranks are made again when
+/// asked for: `Vocab::merges_mut`).
 fn rebuild_indexes(vocab: &mut Vocab) {
     let shown = vocab.tokens.iter().enumerate().filter(|(_, t)| !t.display.is_empty()).map(|(id, _)| id as u32);
     vocab.by_display = DisplayIndex::of(&vocab.tokens, shown);
-    vocab.merge_rank =
-        vocab.merges.iter().enumerate().map(|(rank, m)| ((m.left, m.right), (rank as u32, m.result))).collect();
     vocab.rebuild_byte_ids();
 }
 
@@ -827,7 +826,7 @@ mod tests {
     }
 
     fn merges(tok: &Tokenizer) -> Vec<(u32, u32, u32)> {
-        tok.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect()
+        tok.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect()
     }
 
     fn pool() -> rayon::ThreadPool {
@@ -853,7 +852,7 @@ mod tests {
                         let symbols = encode_for_extension(&base, &words, &base.pretokenizer, &long, &pool).unwrap();
                         let merger = prepare_extension(&base, &symbols, &long, engine, &pool).unwrap();
                         let got = merger.run(&mut Silent).unwrap();
-                        let got: Vec<_> = got.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect();
+                        let got: Vec<_> = got.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect();
                         assert_eq!(got, merges(&want), "seed {seed} {tie:?} {max_len:?} {engine:?} {mode:?}");
                     }
                 }

@@ -313,7 +313,7 @@ mod tests {
 
     fn merges(t: &Trained) -> Vec<(String, String, u64)> {
         t.vocab
-            .merges
+            .merges()
             .iter()
             .zip(&t.merge_counts)
             .map(|(m, &c)| {
@@ -345,7 +345,7 @@ mod tests {
     #[test]
     fn stops_early_when_no_pairs_are_left() {
         let t = train(&[("ab", 1)], &config(100, Mode::Char, TieBreak::Hf), &mut Silent).unwrap();
-        assert_eq!(t.vocab.merges.len(), 1);
+        assert_eq!(t.vocab.merges().len(), 1);
         assert_eq!(t.stop, StopReason::NoPairsLeft);
     }
 
@@ -404,11 +404,11 @@ mod engine_tests {
     fn run(words: &[(String, u64)], config: &TrainConfig, engine: Engine) -> (Vec<(u32, u32, u32)>, Vec<u64>) {
         let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
         let t = prepare_with(&words, config, engine).unwrap().run(&mut Silent).unwrap();
-        let sequential = (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts);
+        let sequential = (t.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts);
         // Recounting on two threads (split between words) changes nothing.
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         let t = prepare_with(&words, config, engine).unwrap().with_pool(&pool).run(&mut Silent).unwrap();
-        let pooled = (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts);
+        let pooled = (t.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect(), t.merge_counts);
         assert_eq!(sequential, pooled, "with a pool");
         sequential
     }
@@ -451,10 +451,13 @@ mod engine_tests {
                         let merger = Merger::from_symbols(&words, &c, trained.vocab.clone(), engine, &pool).unwrap();
                         assert_eq!(merger.engine(), if engine == Engine::Slots { "slots" } else { "compact" });
                         let t = merger.with_pool(&pool).run(&mut Silent).unwrap();
-                        (t.vocab.merges.iter().map(|m| (m.left, m.right, m.result)).collect::<Vec<_>>(), t.merge_counts)
+                        (
+                            t.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect::<Vec<_>>(),
+                            t.merge_counts,
+                        )
                     };
                     let slots = run(Engine::Slots);
-                    let merged = slots.0.len() > trained.vocab.merges.len();
+                    let merged = slots.0.len() > trained.vocab.merges().len();
                     assert!(merged || max_len.is_some(), "seed {seed}: the words had pairs to merge");
                     assert_eq!(slots, run(Engine::Compact), "seed {seed} {tie:?} {max_len:?} {mode:?}");
                 }
