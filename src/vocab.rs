@@ -598,6 +598,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_merge_rank_map_follows_the_merges_however_they_change() {
+        let base: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mut vocab = Vocab::new(style(Mode::Char, None), &[], None, &base).unwrap();
+        let ab = vocab.push_merge(0, 1);
+        let expected = |v: &Vocab| -> FxHashMap<(u32, u32), (u32, u32)> {
+            let mut ranks = FxHashMap::default();
+            for (rank, m) in v.merges().iter().enumerate() {
+                ranks.insert((m.left, m.right), (rank as u32, m.result));
+            }
+            ranks
+        };
+        assert_eq!(*vocab.merge_rank(), expected(&vocab), "made when first asked for");
+        let abc = vocab.push_merge(ab, 2);
+        vocab.add_merge(Merge { left: 0, right: 1, result: ab }); // a pair merged twice: its later rank
+        assert_eq!(vocab.merge_rank()[&(0, 1)], (2, ab), "kept up to date once made");
+        assert_eq!(*vocab.merge_rank(), expected(&vocab));
+        vocab.merges_mut().truncate(1);
+        assert_eq!(*vocab.merge_rank(), expected(&vocab), "made again after a change in place");
+        assert!(!vocab.merge_rank().contains_key(&(ab, 2)) && abc == 4);
+    }
+
+    #[test]
     fn gpt2_byte_table_is_a_bijection_in_code_point_order() {
         assert_eq!(BYTE_TO_CHAR[b' ' as usize], 'Ġ');
         assert_eq!(BYTE_TO_CHAR[b'\n' as usize], 'Ċ');
