@@ -717,19 +717,23 @@ impl<'t> EncodeSink<'_, 't> {
     /// more), so that a text that needs more ids than reserved up front (`encode`: a third of its bytes) moves
     /// them once rather than at each doubling. 10 MB of base64 (o200k, 6.8 M ids) moved twice, 3.3 M → 6.7 M →
     /// 13.3 M ids, each time into pages new to the process; now once, to ~7 M (first call 490–531 → 321–335
-    /// ms). At least half as much again as is there, so that a rate that keeps rising still grows geometrically.
+    /// ms). At least half as much again as is there, so that a rate that keeps rising still grows geometrically
+    /// — but never more than the bytes left in the text, as no id takes less than a byte: the block loop asks
+    /// room for a block's bytes, and near the end of a text whose up-front room was just enough (4 MB of random
+    /// digits, o200k: 1.33 M ids) that grew the ids by half, 5.3 → 8 MB, and then moved them back to fit.
     #[cold]
     #[inline(never)]
     fn grow_ids(&mut self, piece: &'t str) -> std::result::Result<(), std::collections::TryReserveError> {
         let done = (piece.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
         let made = self.ids.len() - self.first_id;
-        let expected = if (1 << 12..=self.text.len()).contains(&done) {
-            let left = (self.text.len() - done) as u128;
-            usize::try_from(made as u128 * left / done as u128).unwrap_or(usize::MAX)
-        } else {
-            0 // too little done to tell, or a piece from elsewhere
-        };
-        let room = piece.len().max(expected.saturating_add(expected / 8)).max(self.ids.len() / 2);
+        let left = self.text.len().checked_sub(done); // None: a piece from elsewhere
+        let expected = match left {
+            Some(left) if done >= 1 << 12 => usize::try_from(made as u128 * left as u128 / done as u128),
+            _ => Ok(0), // too little done to tell, or a piece from elsewhere
+        }
+        .unwrap_or(usize::MAX);
+        let wanted = expected.saturating_add(expected / 8).max(self.ids.len() / 2);
+        let room = piece.len().max(left.map_or(wanted, |left| wanted.min(left)));
         crate::error::try_grow_to(self.ids, self.ids.len().saturating_add(room))
     }
 
@@ -887,6 +891,18 @@ mod tests {
         });
         let same = result.recv_timeout(std::time::Duration::from_secs(60)).expect("encoding in a 1-thread pool hung");
         assert!(same, "ids differ from encoding one text at a time");
+    }
+
+    /// A text whose ids just fill the room reserved up front (a third of its bytes) grows it, near its end, by
+    /// no more than the bytes left (a block's worth), not by half the ids.
+    #[test]
+    fn ids_that_just_fit_grow_by_no_more_than_the_bytes_left() {
+        let tok = trained(&[(" ab", 5)], 270, Mode::Byte, None);
+        let policy = all(&tok, false);
+        let text = " ab".repeat(100_000);
+        let ids = tok.encode(&text, &policy).unwrap();
+        assert_eq!(ids.len(), 100_000, "\" ab\" is one token");
+        assert!(ids.capacity() <= ids.len() + 128, "{} ids, room for {}", ids.len(), ids.capacity());
     }
 
     /// A text that needs more ids than reserved up front (a third of its bytes) grows its ids by the rate so
