@@ -313,7 +313,7 @@ impl Cutter {
     fn check_pair(&self, tok: &Tokenizer, left: u32, right: u32) -> Result<()> {
         let Some(encoder) = Self::encoder(tok) else { return Ok(()) };
         let tokens = &tok.vocab.tokens;
-        let bytes = [tokens[left as usize].bytes.as_slice(), tokens[right as usize].bytes.as_slice()].concat();
+        let bytes = [tokens[left as usize].bytes.as_ref(), tokens[right as usize].bytes.as_ref()].concat();
         let mut ids = Vec::new();
         let mut scratch = Scratch::default();
         encoder.begin(&mut scratch);

@@ -201,7 +201,7 @@ impl Tokenizer {
         for &id in &ids {
             let token = &self.vocab.tokens[id as usize].bytes;
             let end = at + token.len();
-            if bytes.get(at..end) != Some(token.as_slice()) {
+            if bytes.get(at..end) != Some(token.as_ref()) {
                 return Err(Error::value(
                     "offsets need tokens that spell the text exactly, and this tokenizer changes it (it \
                      lowercases, drops whitespace, or maps unknown characters to unk_token)"

@@ -119,9 +119,9 @@ pub fn bytes_to_display(bytes: &[u8]) -> String {
 #[derive(Clone, Debug)]
 pub struct Token {
     /// What the token decodes to (markers removed).
-    pub bytes: Vec<u8>,
+    pub bytes: Box<[u8]>,
     /// What users see: `Ġis`, `##ug`, `<|endoftext|>`.
-    pub display: String,
+    pub display: Box<str>,
     /// Number of units (bytes in byte mode, characters in char mode) — the length `max_token_length` limits.
     pub units: u32,
     pub special: bool,
@@ -201,15 +201,15 @@ impl DisplayIndex {
 
     /// The id of the token displayed as `display`.
     pub fn get(&self, tokens: &[Token], display: &str) -> Option<u32> {
-        self.table.find(Self::hash(display), |&id| tokens[id as usize].display == display).copied()
+        self.table.find(Self::hash(display), |&id| *tokens[id as usize].display == *display).copied()
     }
 
     /// Indexes token `id` by its display string; a token already indexed under that string is replaced (as
     /// a map's `insert` replaces the value).
     pub fn insert(&mut self, tokens: &[Token], id: u32) {
-        let display = tokens[id as usize].display.as_str();
+        let display = tokens[id as usize].display.as_ref();
         let hash = Self::hash(display);
-        match self.table.find_mut(hash, |&other| tokens[other as usize].display == display) {
+        match self.table.find_mut(hash, |&other| *tokens[other as usize].display == *display) {
             Some(existing) => *existing = id,
             None => {
                 self.table.insert_unique(hash, id, |&other| Self::hash(&tokens[other as usize].display));
@@ -339,8 +339,8 @@ impl Vocab {
             }
             vocab.refuse_a_display_lookalike(s, "special token")?;
             vocab.push_token(Token {
-                bytes: s.as_bytes().to_vec(),
-                display: s.clone(),
+                bytes: (s.as_bytes().to_vec()).into(),
+                display: s.clone().into(),
                 units: 1,
                 special: true,
                 continues: false,
@@ -354,8 +354,8 @@ impl Vocab {
                 }
                 vocab.refuse_a_display_lookalike(u, "unk_token")?;
                 vocab.push_token(Token {
-                    bytes: u.as_bytes().to_vec(),
-                    display: u.to_string(),
+                    bytes: (u.as_bytes().to_vec()).into(),
+                    display: u.to_string().into(),
                     units: 1,
                     special: true,
                     continues: false,
@@ -383,7 +383,14 @@ impl Vocab {
                     if vocab.style.suffix.is_some() { ", optionally before the end-of-word suffix" } else { "" },
                 )));
             };
-            vocab.push_token(Token { bytes, display: display.clone(), units: 1, special: false, continues, ends_word });
+            vocab.push_token(Token {
+                bytes: bytes.into(),
+                display: display.clone().into(),
+                units: 1,
+                special: false,
+                continues,
+                ends_word,
+            });
         }
         vocab.num_base = vocab.tokens.len() - vocab.num_special;
         vocab.rebuild_byte_ids();
@@ -463,7 +470,7 @@ impl Vocab {
         let b = &self.tokens[right as usize];
         let b_display = match (&self.style.prefix, b.continues) {
             (Some(p), true) => &b.display[p.len()..],
-            _ => b.display.as_str(),
+            _ => b.display.as_ref(),
         };
         let mut s = String::with_capacity(a.display.len() + b_display.len());
         s.push_str(&a.display);
@@ -480,11 +487,10 @@ impl Vocab {
             None => {
                 let a = &self.tokens[left as usize];
                 let b = &self.tokens[right as usize];
-                let mut bytes = a.bytes.clone();
-                bytes.extend_from_slice(&b.bytes);
+                let bytes = [&a.bytes[..], &b.bytes[..]].concat();
                 let token = Token {
-                    bytes,
-                    display,
+                    bytes: bytes.into(),
+                    display: display.into(),
                     units: a.units + b.units,
                     special: false,
                     continues: a.continues,
@@ -639,12 +645,12 @@ mod tests {
     fn ids_are_specials_then_sorted_base_then_merges() {
         let base: Vec<String> = ["u", "h", "g"].iter().map(|s| s.to_string()).collect();
         let mut v = Vocab::new(style(Mode::Char, None), &["<s>".into()], Some("[UNK]"), &base).unwrap();
-        let names: Vec<&str> = v.tokens.iter().map(|t| t.display.as_str()).collect();
+        let names: Vec<&str> = v.tokens.iter().map(|t| t.display.as_ref()).collect();
         assert_eq!(names, ["<s>", "[UNK]", "g", "h", "u"]);
         let ug = v.push_merge(4, 2);
-        assert_eq!(v.tokens[ug as usize].display, "ug");
+        assert_eq!(&*v.tokens[ug as usize].display, "ug");
         let hug = v.push_merge(3, ug);
-        assert_eq!(v.tokens[hug as usize].bytes, b"hug");
+        assert_eq!(&*v.tokens[hug as usize].bytes, b"hug");
         // A merge that yields an existing string reuses its id.
         let again = v.push_merge(3, ug);
         assert_eq!(again, hug);
@@ -659,9 +665,9 @@ mod tests {
         let h = v.known_id("##h");
         let e = v.known_id("##e");
         let th = v.push_merge(t, h);
-        assert_eq!(v.tokens[th as usize].display, "th");
+        assert_eq!(&*v.tokens[th as usize].display, "th");
         let he = v.push_merge(h, e);
-        assert_eq!(v.tokens[he as usize].display, "##he");
+        assert_eq!(&*v.tokens[he as usize].display, "##he");
         assert!(v.tokens[he as usize].continues);
     }
 

@@ -7,7 +7,7 @@ use bytepair::tokenizer::{SpecialPolicy, Tokenizer};
 /// the pattern and normaliser.
 #[allow(clippy::type_complexity)]
 pub fn content(tok: &Tokenizer) -> (Vec<(String, Vec<u8>, bool)>, Vec<(u32, u32, u32)>, Vec<String>, String) {
-    let tokens = tok.vocab.tokens.iter().map(|t| (t.display.clone(), t.bytes.clone(), t.special)).collect();
+    let tokens = tok.vocab.tokens.iter().map(|t| (t.display.to_string(), t.bytes.to_vec(), t.special)).collect();
     let merges = tok.vocab.merges().iter().map(|m| (m.left, m.right, m.result)).collect();
     let settings = format!("{:?} {} {:?}", tok.pretokenizer.pattern, tok.lowercase, tok.vocab.style);
     (tokens, merges, tok.specials.tokens().to_vec(), settings)

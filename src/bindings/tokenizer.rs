@@ -408,7 +408,7 @@ impl CoreTokenizer {
 
     /// Display string of every token, by id.
     fn token_strings(&self) -> Vec<String> {
-        self.inner.vocab.tokens.iter().map(|t| t.display.clone()).collect()
+        self.inner.vocab.tokens.iter().map(|t| t.display.to_string()).collect()
     }
 
     /// Raw bytes of one token.
@@ -469,7 +469,7 @@ impl CoreTokenizer {
             self.inner.lowercase,
             v.style.prefix.clone(),
             v.style.suffix.clone(),
-            v.unk.map(|id| v.tokens[id as usize].display.clone()),
+            v.unk.map(|id| v.tokens[id as usize].display.to_string()),
             self.inner.tie_break.map(|t| t.name().to_string()),
         )
     }

@@ -28,7 +28,7 @@ pub fn piece_encoder_by_rule(vocab: &Vocab, tiktoken_rule: bool) -> Option<piece
         return char_encoder(vocab);
     };
     let tokens: Vec<Option<&[u8]>> =
-        vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
+        vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_ref()) }).collect();
     if tiktoken_rule {
         // tiktoken: every split of a token into two tokens may merge into it, at the token's rank (= id).
         return Some(piece::PieceEncoder::tiktoken(byte_ids, &tokens, vocab.unk));
@@ -60,7 +60,7 @@ fn char_encoder(vocab: &Vocab) -> Option<piece::PieceEncoder> {
         }
     }
     let tokens: Vec<Option<&[u8]>> =
-        vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_slice()) }).collect();
+        vocab.tokens.iter().map(|t| if t.special { None } else { Some(t.bytes.as_ref()) }).collect();
     let pairs = vocab.merge_rank().iter().map(|(&(left, right), &(rank, result))| (left, right, rank, result));
     let units = piece::Units::Chars { ascii, other };
     let encoder = piece::PieceEncoder::new(units, pairs, &tokens, vocab.unk, vocab.whole_pieces, true);

@@ -31,7 +31,14 @@ fn byte_style() -> SymbolStyle {
 
 /// A token id that no entry uses (tiktoken vocabularies have gaps below their special tokens).
 fn unused_token() -> Token {
-    Token { bytes: Vec::new(), display: String::new(), units: 0, special: true, continues: false, ends_word: false }
+    Token {
+        bytes: Vec::new().into(),
+        display: String::new().into(),
+        units: 0,
+        special: true,
+        continues: false,
+        ends_word: false,
+    }
 }
 
 /// A vocabulary with ids 0..=`top`, all unused, for `count` tokens to be placed at their ids. Ids far beyond
@@ -64,7 +71,14 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
             return Err(Error::value(format!("{}: id {id} is given to two tokens", py_repr(source))));
         }
         vocab.num_base += (bytes.len() == 1) as usize;
-        *slot = Token { units: bytes.len() as u32, bytes, display, special: false, continues: false, ends_word: false };
+        *slot = Token {
+            units: bytes.len() as u32,
+            bytes: bytes.into(),
+            display: display.into(),
+            special: false,
+            continues: false,
+            ends_word: false,
+        };
         vocab.by_display.insert(&vocab.tokens, id);
     }
     for (text, id) in specials {
@@ -77,8 +91,8 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
             )));
         }
         *slot = Token {
-            bytes: text.as_bytes().to_vec(),
-            display: text.clone(),
+            bytes: (text.as_bytes().to_vec()).into(),
+            display: text.clone().into(),
             units: 1,
             special: true,
             continues: false,
@@ -256,8 +270,8 @@ pub(crate) fn from_char_merges(
             vocab.num_special += 1;
             settled[id as usize] = true;
             Token {
-                bytes: display.as_bytes().to_vec(),
-                display: display.clone(),
+                bytes: (display.as_bytes().to_vec()).into(),
+                display: display.clone().into(),
                 units: 1,
                 special: true,
                 continues: false,
@@ -266,7 +280,14 @@ pub(crate) fn from_char_merges(
         } else if let Some((bytes, continues, ends_word)) = vocab.style.parse_base(display) {
             vocab.num_base += 1;
             settled[id as usize] = true;
-            Token { bytes, display: display.clone(), units: 1, special: false, continues, ends_word }
+            Token {
+                bytes: bytes.into(),
+                display: display.clone().into(),
+                units: 1,
+                special: false,
+                continues,
+                ends_word,
+            }
         } else {
             guess_token(&vocab.style, display)
         };
@@ -292,11 +313,10 @@ pub(crate) fn from_char_merges(
         let result = id_of(&format!("{a}{rest}"))?;
         if !settled[result as usize] {
             let (l, r) = (&vocab.tokens[left as usize], &vocab.tokens[right as usize]);
-            let mut bytes = l.bytes.clone();
-            bytes.extend_from_slice(&r.bytes);
+            let bytes = [&l.bytes[..], &r.bytes[..]].concat();
             let (units, continues, ends_word) = (l.units + r.units, l.continues, r.ends_word);
             let token = &mut vocab.tokens[result as usize];
-            (token.bytes, token.units, token.continues, token.ends_word) = (bytes, units, continues, ends_word);
+            (token.bytes, token.units, token.continues, token.ends_word) = (bytes.into(), units, continues, ends_word);
             settled[result as usize] = true;
         }
         vocab.add_merge(Merge { left, right, result });
@@ -333,8 +353,8 @@ fn guess_token(style: &SymbolStyle, display: &str) -> Token {
         (core, ends_word) = (rest, true);
     }
     Token {
-        bytes: core.as_bytes().to_vec(),
-        display: display.to_string(),
+        bytes: (core.as_bytes().to_vec()).into(),
+        display: display.to_string().into(),
         units: core.chars().count() as u32,
         special: false,
         continues,
@@ -365,9 +385,9 @@ mod tests {
         let merges = [("#", "###"), ("t", "##h</w>")];
         let v = from_char_merges("t.json", &e, &merges, &["[UNK]".into()], model(Some("##"), Some("</w>"))).unwrap();
         // "##" is '#' + '#' at the start of a word, not an empty continuing symbol.
-        assert_eq!((v.tokens[3].bytes.as_slice(), v.tokens[3].continues), (&b"##"[..], false));
-        assert_eq!((v.tokens[2].bytes.as_slice(), v.tokens[2].continues), (&b"#"[..], true));
-        assert_eq!((v.tokens[6].bytes.as_slice(), v.tokens[6].ends_word), (&b"th"[..], true));
+        assert_eq!((v.tokens[3].bytes.as_ref(), v.tokens[3].continues), (&b"##"[..], false));
+        assert_eq!((v.tokens[2].bytes.as_ref(), v.tokens[2].continues), (&b"#"[..], true));
+        assert_eq!((v.tokens[6].bytes.as_ref(), v.tokens[6].ends_word), (&b"th"[..], true));
         assert_eq!(v.unk, Some(0));
         assert!(v.tokens[0].special && !v.tokens[1].special);
         assert_eq!(v.merge_rank()[&(4, 5)], (1, 6));

@@ -89,7 +89,7 @@ pub fn save(tok: &Tokenizer) -> Result<String> {
         }
     };
     let char_model = style.mode == Mode::Char;
-    let display = |id: u32| v.tokens[id as usize].display.as_str();
+    let display = |id: u32| v.tokens[id as usize].display.as_ref();
     let file = File {
         version: "1.0",
         truncation: None,
@@ -128,7 +128,7 @@ pub fn save(tok: &Tokenizer) -> Result<String> {
                     .iter()
                     .enumerate()
                     .filter(|(_, t)| !t.display.is_empty())
-                    .map(|(id, t)| (t.display.as_str(), id))
+                    .map(|(id, t)| (t.display.as_ref(), id))
                     .collect(),
             ),
             merges: v.merges().iter().map(|m| [display(m.left), display(m.right)]).collect(),

@@ -76,7 +76,7 @@ pub fn save(tok: &Tokenizer) -> String {
     out.push_str(&format!("  \"lowercase\": {},\n", tok.lowercase));
     out.push_str(&format!("  \"continuing_subword_prefix\": {},\n", json_opt(v.style.prefix.as_deref())));
     out.push_str(&format!("  \"end_of_word_suffix\": {},\n", json_opt(v.style.suffix.as_deref())));
-    let unk = v.unk.map(|id| v.tokens[id as usize].display.as_str());
+    let unk = v.unk.map(|id| v.tokens[id as usize].display.as_ref());
     out.push_str(&format!("  \"unk_token\": {},\n", json_opt(unk)));
     out.push_str(&format!("  \"tie_break\": {},\n", json_opt(tok.tie_break.map(TieBreak::name))));
     let specials: Vec<String> = tok.specials.tokens().iter().map(|s| json(s)).collect();
@@ -98,7 +98,8 @@ pub fn save(tok: &Tokenizer) -> String {
         for (i, token) in v.tokens.iter().enumerate() {
             out.push_str(if i % 16 == 0 { "\n    " } else { " " });
             // Special tokens are listed under "special_tokens"; an unknown token that is not one stays here.
-            let listed = !token.special || (v.unk == Some(i as u32) && !tok.specials.tokens().contains(&token.display));
+            let listed = !token.special
+                || (v.unk == Some(i as u32) && !tok.specials.tokens().iter().any(|s| **s == *token.display));
             out.push_str(&if listed { json(&token.display) } else { "null".to_string() });
             if i + 1 < v.tokens.len() {
                 out.push(',');

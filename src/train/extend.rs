@@ -741,8 +741,8 @@ fn truncated_explicit(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
         let is_special_token = token.special && !token.display.is_empty(); // (an unused id is special and empty)
         if id >= size && !is_special_token {
             *token = Token {
-                bytes: Vec::new(),
-                display: String::new(),
+                bytes: Vec::new().into(),
+                display: String::new().into(),
                 units: 0,
                 special: true,
                 continues: false,
@@ -875,7 +875,7 @@ mod tests {
                     assert_eq!(cut.merge_counts, short.merge_counts);
                     let index = |v: &Vocab| {
                         let mut entries: Vec<(String, u32)> =
-                            v.by_display.ids().map(|id| (v.tokens[id as usize].display.clone(), id)).collect();
+                            v.by_display.ids().map(|id| (v.tokens[id as usize].display.to_string(), id)).collect();
                         entries.sort();
                         entries
                     };

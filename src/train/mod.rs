@@ -317,7 +317,11 @@ mod tests {
             .iter()
             .zip(&t.merge_counts)
             .map(|(m, &c)| {
-                (t.vocab.tokens[m.left as usize].display.clone(), t.vocab.tokens[m.right as usize].display.clone(), c)
+                (
+                    t.vocab.tokens[m.left as usize].display.to_string(),
+                    t.vocab.tokens[m.right as usize].display.to_string(),
+                    c,
+                )
             })
             .collect()
     }
