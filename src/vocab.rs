@@ -131,6 +131,26 @@ pub struct Token {
     pub ends_word: bool,
 }
 
+impl Token {
+    /// What an id no entry uses holds (tiktoken vocabularies have gaps below their special tokens; truncating a
+    /// vocabulary with ids of its own leaves them): no bytes, no display string, special.
+    pub fn unused() -> Token {
+        Token {
+            bytes: Box::default(),
+            display: Box::default(),
+            units: 0,
+            special: true,
+            continues: false,
+            ends_word: false,
+        }
+    }
+
+    /// A token of the base alphabet (one unit), from `SymbolStyle::parse_base`'s parts.
+    pub fn base(bytes: Vec<u8>, display: &str, continues: bool, ends_word: bool) -> Token {
+        Token { bytes: bytes.into(), display: display.into(), units: 1, special: false, continues, ends_word }
+    }
+}
+
 /// A learned merge: `left + right → result`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Merge {
@@ -383,14 +403,7 @@ impl Vocab {
                     if vocab.style.suffix.is_some() { ", optionally before the end-of-word suffix" } else { "" },
                 )));
             };
-            vocab.push_token(Token {
-                bytes: bytes.into(),
-                display: display.clone().into(),
-                units: 1,
-                special: false,
-                continues,
-                ends_word,
-            });
+            vocab.push_token(Token::base(bytes, display, continues, ends_word));
         }
         vocab.num_base = vocab.tokens.len() - vocab.num_special;
         vocab.rebuild_byte_ids();

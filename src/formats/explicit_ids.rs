@@ -29,18 +29,6 @@ fn byte_style() -> SymbolStyle {
     SymbolStyle { mode: Mode::Byte, prefix: None, suffix: None }
 }
 
-/// A token id that no entry uses (tiktoken vocabularies have gaps below their special tokens).
-fn unused_token() -> Token {
-    Token {
-        bytes: Vec::new().into(),
-        display: String::new().into(),
-        units: 0,
-        special: true,
-        continues: false,
-        ends_word: false,
-    }
-}
-
 /// A vocabulary with ids 0..=`top`, all unused, for `count` tokens to be placed at their ids. Ids far beyond
 /// the number of tokens are refused: bytepair keeps one slot per id.
 fn empty_explicit(source: &str, style: SymbolStyle, top: u32, count: usize) -> Result<Vocab> {
@@ -50,7 +38,7 @@ fn empty_explicit(source: &str, style: SymbolStyle, top: u32, count: usize) -> R
             py_repr(source)
         )));
     }
-    let mut vocab = Vocab::of_tokens(style, vec![unused_token(); top as usize + 1]);
+    let mut vocab = Vocab::of_tokens(style, vec![Token::unused(); top as usize + 1]);
     vocab.explicit_ids = true;
     Ok(vocab)
 }
@@ -280,14 +268,7 @@ pub(crate) fn from_char_merges(
         } else if let Some((bytes, continues, ends_word)) = vocab.style.parse_base(display) {
             vocab.num_base += 1;
             settled[id as usize] = true;
-            Token {
-                bytes: bytes.into(),
-                display: display.clone().into(),
-                units: 1,
-                special: false,
-                continues,
-                ends_word,
-            }
+            Token::base(bytes, display, continues, ends_word)
         } else {
             guess_token(&vocab.style, display)
         };

@@ -740,14 +740,7 @@ fn truncated_explicit(v: &Vocab, size: usize) -> Result<(Vocab, usize)> {
     for (id, token) in vocab.tokens.iter_mut().enumerate() {
         let is_special_token = token.special && !token.display.is_empty(); // (an unused id is special and empty)
         if id >= size && !is_special_token {
-            *token = Token {
-                bytes: Vec::new().into(),
-                display: String::new().into(),
-                units: 0,
-                special: true,
-                continues: false,
-                ends_word: false,
-            };
+            *token = Token::unused();
         }
     }
     while vocab.tokens.last().is_some_and(|t| t.display.is_empty()) {
