@@ -167,7 +167,7 @@ pub struct Vocab {
     pub by_display: DisplayIndex,
     pub num_special: usize,
     pub num_base: usize,
-    /// The merges in rank order (`merges`, `push_merge`, `merges_mut`).
+    /// The merges in rank order (read by `merges`, added by `push_merge` or `add_merge`, changed by `merges_mut`).
     merges: Vec<Merge>,
     /// (left, right) → (rank, result), made from `merges` when first asked for (`merge_rank`). A pair merged
     /// twice keeps its later rank, as HF tokenizers does. Only the general encoding path, the piece encoder of a
@@ -329,7 +329,7 @@ impl Vocab {
 
     /// A vocabulary of these tokens (not indexed yet) and no merges, laid out as bytepair lays out ids (not
     /// `explicit_ids`), with the rules' defaults.
-    pub fn of_tokens(style: SymbolStyle, tokens: Vec<Token>) -> Vocab {
+    pub(crate) fn of_tokens(style: SymbolStyle, tokens: Vec<Token>) -> Vocab {
         Vocab {
             style,
             tokens,
@@ -359,8 +359,8 @@ impl Vocab {
             }
             vocab.refuse_a_display_lookalike(s, "special token")?;
             vocab.push_token(Token {
-                bytes: (s.as_bytes().to_vec()).into(),
-                display: s.clone().into(),
+                bytes: s.as_bytes().into(),
+                display: s.as_str().into(),
                 units: 1,
                 special: true,
                 continues: false,
@@ -374,8 +374,8 @@ impl Vocab {
                 }
                 vocab.refuse_a_display_lookalike(u, "unk_token")?;
                 vocab.push_token(Token {
-                    bytes: (u.as_bytes().to_vec()).into(),
-                    display: u.to_string().into(),
+                    bytes: u.as_bytes().into(),
+                    display: u.into(),
                     units: 1,
                     special: true,
                     continues: false,

@@ -79,8 +79,8 @@ pub(crate) fn layout(source: &str, tokens: Vec<(Vec<u8>, u32)>, specials: &[(Str
             )));
         }
         *slot = Token {
-            bytes: (text.as_bytes().to_vec()).into(),
-            display: text.clone().into(),
+            bytes: text.as_bytes().into(),
+            display: text.as_str().into(),
             units: 1,
             special: true,
             continues: false,
@@ -258,8 +258,8 @@ pub(crate) fn from_char_merges(
             vocab.num_special += 1;
             settled[id as usize] = true;
             Token {
-                bytes: (display.as_bytes().to_vec()).into(),
-                display: display.clone().into(),
+                bytes: display.as_bytes().into(),
+                display: display.as_str().into(),
                 units: 1,
                 special: true,
                 continues: false,
@@ -334,8 +334,8 @@ fn guess_token(style: &SymbolStyle, display: &str) -> Token {
         (core, ends_word) = (rest, true);
     }
     Token {
-        bytes: (core.as_bytes().to_vec()).into(),
-        display: display.to_string().into(),
+        bytes: core.as_bytes().into(),
+        display: display.into(),
         units: core.chars().count() as u32,
         special: false,
         continues,

@@ -853,7 +853,7 @@ impl Reader<'_> {
             None => &[],
             Some(Value::Array(raw)) => raw,
             Some(other) => {
-                return Err(self.value_error(format!("model.merges() must be a list, not {}", type_name(other))));
+                return Err(self.value_error(format!("model.merges must be a list, not {}", type_name(other))));
             }
         };
         let mut merges = Vec::with_capacity(raw.len());
@@ -1084,7 +1084,7 @@ mod tests {
 
     #[test]
     fn refused_files_say_what_and_why() {
-        let cases: [(Edit, &str); 9] = [
+        let cases: [(Edit, &str); 10] = [
             (|d| d["model"]["dropout"] = 0.1.into(), "'t.json': model.dropout=0.1 (BPE-dropout is random"),
             (
                 |d| d["normalizer"] = serde_json::json!({"type": "NFKC"}),
@@ -1101,6 +1101,7 @@ mod tests {
                 |d| d["model"]["merges"] = serde_json::json!([["a", "##b", "c"]]),
                 "'t.json': model.merges[0] is ['a', '##b', 'c']; a merge is [left, right] or \"left right\"",
             ),
+            (|d| d["model"]["merges"] = 5.into(), "'t.json': model.merges must be a list, not int"),
             (
                 |d| d["model"]["vocab"]["c"] = (-1).into(),
                 "'t.json': model.vocab gives 'c' the id -1; ids are ints from 0 to 2**32 - 1",
