@@ -7,7 +7,8 @@
 //! - Flat open-addressing arrays (linear probing, at most 3/4 full), one per length class, with the key in the
 //!   slot: a lookup is one cache line, two or three integer compares. Pieces of up to 8 bytes (four fifths of
 //!   the OpenAI tokens) take 16-byte slots, four to a line: 1 MB for r50k, 2 MB for cl100k, 4 MB for o200k;
-//!   9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their bytes.
+//!   9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their bytes. Arrays of
+//!   2 MB or more are on huge pages (`huge_pages.rs`).
 //! - It replaced a `hashbrown` table of (key, id, boxed bytes) entries, which the per-thread "seen" table stood
 //!   in front of: every new piece then missed the seen table, found its token in the big table (control bytes,
 //!   then the entry) and was copied into the seen table, growing and rehashing it. Fresh English spent a fifth
@@ -19,6 +20,7 @@
 use rustc_hash::FxHashMap;
 
 use super::caches::Key;
+use super::huge_pages::HugeSlice;
 use super::piece::NONE;
 
 /// A token of up to 8 bytes (its bytes zero-padded, as `Key::first`); `len` 0: a free slot.
@@ -42,8 +44,8 @@ struct MediumSlot {
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct WholeTable {
-    short: Box<[ShortSlot]>,
-    medium: Box<[MediumSlot]>,
+    short: HugeSlice<ShortSlot>,
+    medium: HugeSlice<MediumSlot>,
     /// Tokens longer than 16 bytes.
     long: FxHashMap<Box<[u8]>, u32>,
 }
@@ -80,8 +82,8 @@ impl WholeTable {
             |range: std::ops::RangeInclusive<usize>| tokens.clone().filter(|(b, _)| range.contains(&b.len())).count();
         let single_count = singles.iter().filter(|&&id| id != NONE).count();
         let mut table = WholeTable {
-            short: vec![ShortSlot::default(); slots_for(count(2..=8) + single_count)].into_boxed_slice(),
-            medium: vec![MediumSlot::default(); slots_for(count(9..=16))].into_boxed_slice(),
+            short: HugeSlice::filled(slots_for(count(2..=8) + single_count), ShortSlot::default()),
+            medium: HugeSlice::filled(slots_for(count(9..=16)), MediumSlot::default()),
             long: FxHashMap::default(),
         };
         let singles = (0..256).filter(|&b| singles[b] != NONE).map(|b| (&EVERY_BYTE[b..=b], singles[b]));
