@@ -225,6 +225,14 @@ impl Seen {
         }
     }
 
+    /// Starts loading the slot a piece with this hash is first looked for at.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            crate::prefetch(&self.slots[self.start(hash)]);
+        }
+    }
+
     /// The piece's entry if the table holds it; or `Passed` while pieces pass the table.
     #[inline]
     pub(super) fn look_up(&mut self, key: Key, hash: u64) -> Lookup {
