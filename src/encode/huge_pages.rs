@@ -1,4 +1,5 @@
-//! Arrays on 2 MB pages for the shared tables that pieces probe at random (`whole.rs`).
+//! Arrays on 2 MB pages for the shared tables that pieces probe at random: the whole-token table (`whole.rs`)
+//! and the backtracker's pair table (`backtrack.rs`).
 //!
 //! Performance notes:
 //! - Nearly every piece probes the whole-token table at a random slot: 6 MB for o200k_base (4 MB of short
@@ -9,8 +10,9 @@
 //!   (1 and 0.5 MB) gained 1 % when rounded up to a huge page each, so they stay on ordinary pages.
 //! - mimalloc is built without transparent huge pages (`no_thp` in Cargo.toml): it advised them on whole
 //!   arenas, and a 2 MB page became resident for its first byte touched (15–21 MB more at a process's peak).
-//!   Here only arrays of whole 2 MB pages are mapped so, and every page of a hash table is written while it is
-//!   built: no memory is resident that would not have been.
+//!   Here only arrays of 2 MB or more are mapped so, each on its own: the kernel backs each whole 2 MB of one
+//!   with a huge page and the rest with small pages, and every page of these tables is written while it is
+//!   built, so no memory is resident that would not have been.
 //! - Where there are no such pages (other systems, THP disabled, `mmap` refused) the array is an ordinary
 //!   allocation, and nothing else changes.
 
@@ -19,9 +21,12 @@ use std::ops::{Deref, DerefMut};
 
 /// The size of a transparent huge page on x86-64 and most aarch64 Linux systems.
 const HUGE_PAGE: usize = 2 << 20;
+/// The ordinary page size there (a mapping's length is a whole number of them).
+#[cfg(target_os = "linux")]
+const SMALL_PAGE: usize = 4096;
 
-/// A fixed-length array of `T`, on transparent huge pages when it is a whole number of them (Linux), else an
-/// ordinary boxed slice.
+/// A fixed-length array of `T`, on transparent huge pages when it fills at least one (Linux), else an ordinary
+/// boxed slice.
 pub(super) struct HugeSlice<T: Copy> {
     storage: Storage<T>,
 }
@@ -61,6 +66,18 @@ impl<T: Copy> HugeSlice<T> {
         HugeSlice { storage: Storage::Boxed(vec![value; len].into_boxed_slice()) }
     }
 
+    /// A copy of `items`.
+    pub(super) fn copied(items: &[T]) -> HugeSlice<T> {
+        match items.first() {
+            None => HugeSlice::default(),
+            Some(&first) => {
+                let mut copy = HugeSlice::filled(items.len(), first);
+                copy.copy_from_slice(items);
+                copy
+            }
+        }
+    }
+
     /// Whether the array is mapped on its own (and asked for huge pages), rather than allocated.
     #[cfg(test)]
     fn is_mapped(&self) -> bool {
@@ -68,14 +85,12 @@ impl<T: Copy> HugeSlice<T> {
     }
 }
 
-/// A fresh anonymous mapping for `len` `T`s, aligned to a huge page and advised to be on huge pages, when
-/// they take a whole number of huge pages; None otherwise, or if the system refuses.
+/// A fresh anonymous mapping for `len` `T`s, starting on a huge-page boundary and advised to be on huge pages,
+/// when they take at least one huge page (the kernel then backs each whole 2 MB of it with one, and the rest
+/// with small pages); None for smaller arrays, or if the system refuses.
 #[cfg(target_os = "linux")]
 fn map_huge<T>(len: usize) -> Option<std::ptr::NonNull<T>> {
-    let bytes = len.checked_mul(size_of::<T>())?;
-    if bytes == 0 || bytes % HUGE_PAGE != 0 {
-        return None;
-    }
+    let bytes = mapped_bytes::<T>(len)?;
     // One huge page more than needed, so that an aligned start lies within; the rest is unmapped again.
     let span = bytes.checked_add(HUGE_PAGE)?;
     // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches no existing memory;
@@ -107,13 +122,21 @@ fn map_huge<T>(len: usize) -> Option<std::ptr::NonNull<T>> {
     }
 }
 
+/// The bytes mapped for `len` `T`s (whole small pages), if they take at least a huge page.
+#[cfg(target_os = "linux")]
+fn mapped_bytes<T>(len: usize) -> Option<usize> {
+    let bytes = len.checked_mul(size_of::<T>())?;
+    (bytes >= HUGE_PAGE).then(|| bytes.next_multiple_of(SMALL_PAGE))
+}
+
 impl<T: Copy> Drop for HugeSlice<T> {
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
         if let Storage::Mapped { ptr, len } = self.storage {
+            let bytes = mapped_bytes::<T>(len).expect("a mapped array's size");
             // SAFETY: the mapping `map_huge` made, of exactly these bytes, unmapped once; `T` needs no drop.
             unsafe {
-                libc::munmap(ptr.as_ptr() as *mut libc::c_void, len * size_of::<T>());
+                libc::munmap(ptr.as_ptr() as *mut libc::c_void, bytes);
             }
         }
     }
@@ -147,14 +170,7 @@ impl<T: Copy> DerefMut for HugeSlice<T> {
 
 impl<T: Copy> Clone for HugeSlice<T> {
     fn clone(&self) -> HugeSlice<T> {
-        match self.first() {
-            None => HugeSlice::default(),
-            Some(&first) => {
-                let mut copy = HugeSlice::filled(self.len(), first);
-                copy.copy_from_slice(self);
-                copy
-            }
-        }
+        HugeSlice::copied(self)
     }
 }
 
@@ -176,8 +192,8 @@ mod tests {
 
     #[test]
     fn holds_what_is_written_mapped_or_not() {
-        // 2 MB of u64s (mapped on Linux), and sizes that are not whole huge pages (allocated).
-        for len in [HUGE_PAGE / 8, 2 * HUGE_PAGE / 8, 1000, 1, 0] {
+        // 2 MB or more of u64s, whole huge pages or not (mapped on Linux), and less (allocated).
+        for len in [HUGE_PAGE / 8, 2 * HUGE_PAGE / 8, HUGE_PAGE / 8 + 1001, HUGE_PAGE / 8 - 1, 1000, 1, 0] {
             let mut slice = HugeSlice::filled(len, 7u64);
             assert_eq!(slice.len(), len);
             assert!(slice.iter().all(|&x| x == 7));
@@ -188,8 +204,7 @@ mod tests {
             assert_eq!(&copy[..], &slice[..]);
             drop(slice);
             assert!(copy.iter().enumerate().all(|(i, &x)| x == if i % 511 == 0 { i as u64 } else { 7 }));
-            let whole_pages = len > 0 && (len * 8) % HUGE_PAGE == 0;
-            assert_eq!(copy.is_mapped(), cfg!(target_os = "linux") && whole_pages, "{len}");
+            assert_eq!(copy.is_mapped(), cfg!(target_os = "linux") && len * 8 >= HUGE_PAGE, "{len}");
         }
     }
 
