@@ -19,11 +19,9 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-/// The size of a transparent huge page on x86-64 and most aarch64 Linux systems.
+/// The size of a transparent huge page on x86-64 and on aarch64 with 4 KB pages.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const HUGE_PAGE: usize = 2 << 20;
-/// The ordinary page size there (a mapping's length is a whole number of them).
-#[cfg(target_os = "linux")]
-const SMALL_PAGE: usize = 4096;
 
 /// A fixed-length array of `T`, on transparent huge pages when it fills at least one (Linux), else an ordinary
 /// boxed slice.
@@ -122,11 +120,13 @@ fn map_huge<T>(len: usize) -> Option<std::ptr::NonNull<T>> {
     }
 }
 
-/// The bytes mapped for `len` `T`s (whole small pages), if they take at least a huge page.
+/// The bytes mapped for `len` `T`s (whole pages of the system's size), if they take at least a huge page.
 #[cfg(target_os = "linux")]
 fn mapped_bytes<T>(len: usize) -> Option<usize> {
     let bytes = len.checked_mul(size_of::<T>())?;
-    (bytes >= HUGE_PAGE).then(|| bytes.next_multiple_of(SMALL_PAGE))
+    // SAFETY: sysconf reads a constant of the system.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)?;
+    (bytes >= HUGE_PAGE && page <= HUGE_PAGE).then(|| bytes.next_multiple_of(page))
 }
 
 impl<T: Copy> Drop for HugeSlice<T> {
