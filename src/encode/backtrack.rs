@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::huge_pages::HugeSlice;
+use super::huge_pages::{HugeSlice, Pages};
 use super::pair_table::PairTable;
 
 const NONE: u32 = u32::MAX;
@@ -119,7 +119,7 @@ impl CanonicalPairs {
         let bits = ((n * 10 / 7).max(1).next_power_of_two().trailing_zeros()).max(4);
         let filter_bits = (n.max(1) * 16).next_power_of_two().trailing_zeros().max(6);
         let mut table = CanonicalPairs {
-            slots: HugeSlice::filled(1 << bits, u64::MAX),
+            slots: HugeSlice::filled(1 << bits, u64::MAX, Pages::Huge),
             shift: 64 - bits,
             filter: vec![0; 1 << (filter_bits - 6)].into_boxed_slice(),
             filter_shift: 64 - filter_bits,

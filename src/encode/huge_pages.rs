@@ -7,7 +7,8 @@
 //!   in a virtual machine a TLB miss walks two sets of page tables. The same table on 2 MB pages (one in-process
 //!   A/B, the copy chosen by a switch per 0.25 MB of documents so that both see the same machine; ~4 KB English
 //!   documents, 8 processes, the halves swapped between them): o200k cold +6.4 %, steady +4.0 %. r50k's tables
-//!   (1 and 0.5 MB) gained 1 % when rounded up to a huge page each, so they stay on ordinary pages.
+//!   (1 and 0.5 MB) gained 1 % when rounded up to a huge page each, and cl100k's 2 MB array lost 2–3.5 %, so
+//!   the caller asks for huge pages only where they paid (`Pages`; `whole.rs`'s `HUGE_PAGES_FROM`).
 //! - mimalloc is built without transparent huge pages (`no_thp` in Cargo.toml): it advised them on whole
 //!   arenas, and a 2 MB page became resident for its first byte touched (15–21 MB more at a process's peak).
 //!   Here only arrays of 2 MB or more are mapped so, each on its own: the kernel backs each whole 2 MB of one
@@ -23,8 +24,17 @@ use std::ops::{Deref, DerefMut};
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const HUGE_PAGE: usize = 2 << 20;
 
-/// A fixed-length array of `T`, on transparent huge pages when it fills at least one (Linux), else an ordinary
-/// boxed slice.
+/// Which pages an array is asked to be on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pages {
+    /// Transparent huge pages where the array fills at least one (Linux), else ordinary memory.
+    Huge,
+    /// Ordinary memory.
+    Small,
+}
+
+/// A fixed-length array of `T`, on transparent huge pages when asked and it fills at least one (Linux), else an
+/// ordinary boxed slice.
 pub(super) struct HugeSlice<T: Copy> {
     storage: Storage<T>,
 }
@@ -45,14 +55,15 @@ unsafe impl<T: Copy + Send> Send for HugeSlice<T> {}
 unsafe impl<T: Copy + Sync> Sync for HugeSlice<T> {}
 
 impl<T: Copy> HugeSlice<T> {
-    /// `len` copies of `value`.
+    /// `len` copies of `value`, on `pages`.
     ///
     /// ```text
-    /// HugeSlice::filled(1 << 18, slot) → 4 MB of 16-byte slots on two 2 MB pages (where the system has them)
+    /// HugeSlice::filled(1 << 18, slot, Pages::Huge) → 4 MB of 16-byte slots on two 2 MB pages (where the
+    /// system has them)
     /// ```
-    pub(super) fn filled(len: usize, value: T) -> HugeSlice<T> {
+    pub(super) fn filled(len: usize, value: T, pages: Pages) -> HugeSlice<T> {
         #[cfg(target_os = "linux")]
-        if let Some(ptr) = map_huge::<T>(len) {
+        if let Some(ptr) = map_huge::<T>(len).filter(|_| pages == Pages::Huge) {
             // SAFETY: `map_huge` mapped `len` writable, aligned `T`s, which nothing else refers to.
             unsafe {
                 for i in 0..len {
@@ -64,22 +75,25 @@ impl<T: Copy> HugeSlice<T> {
         HugeSlice { storage: Storage::Boxed(vec![value; len].into_boxed_slice()) }
     }
 
-    /// A copy of `items`.
-    pub(super) fn copied(items: &[T]) -> HugeSlice<T> {
+    /// A copy of `items`, on `pages`.
+    fn copied(items: &[T], pages: Pages) -> HugeSlice<T> {
         match items.first() {
             None => HugeSlice::default(),
             Some(&first) => {
-                let mut copy = HugeSlice::filled(items.len(), first);
+                let mut copy = HugeSlice::filled(items.len(), first, pages);
                 copy.copy_from_slice(items);
                 copy
             }
         }
     }
 
-    /// Whether the array is mapped on its own (and asked for huge pages), rather than allocated.
-    #[cfg(test)]
-    fn is_mapped(&self) -> bool {
-        !matches!(self.storage, Storage::Boxed(_))
+    /// The pages the array was mapped on: `Huge` if it was mapped on its own, else `Small`.
+    fn pages(&self) -> Pages {
+        match self.storage {
+            Storage::Boxed(_) => Pages::Small,
+            #[cfg(target_os = "linux")]
+            Storage::Mapped { .. } => Pages::Huge,
+        }
     }
 }
 
@@ -170,7 +184,7 @@ impl<T: Copy> DerefMut for HugeSlice<T> {
 
 impl<T: Copy> Clone for HugeSlice<T> {
     fn clone(&self) -> HugeSlice<T> {
-        HugeSlice::copied(self)
+        HugeSlice::copied(self, self.pages())
     }
 }
 
@@ -192,26 +206,29 @@ mod tests {
 
     #[test]
     fn holds_what_is_written_mapped_or_not() {
-        // 2 MB or more of u64s, whole huge pages or not (mapped on Linux), and less (allocated).
+        // 2 MB or more of u64s, whole huge pages or not (mapped on Linux when asked), and less (allocated).
         for len in [HUGE_PAGE / 8, 2 * HUGE_PAGE / 8, HUGE_PAGE / 8 + 1001, HUGE_PAGE / 8 - 1, 1000, 1, 0] {
-            let mut slice = HugeSlice::filled(len, 7u64);
-            assert_eq!(slice.len(), len);
-            assert!(slice.iter().all(|&x| x == 7));
-            for (i, x) in slice.iter_mut().enumerate().step_by(511) {
-                *x = i as u64;
+            for pages in [Pages::Huge, Pages::Small] {
+                let mut slice = HugeSlice::filled(len, 7u64, pages);
+                assert_eq!(slice.len(), len);
+                assert!(slice.iter().all(|&x| x == 7));
+                for (i, x) in slice.iter_mut().enumerate().step_by(511) {
+                    *x = i as u64;
+                }
+                let copy = slice.clone();
+                assert_eq!(&copy[..], &slice[..]);
+                drop(slice);
+                assert!(copy.iter().enumerate().all(|(i, &x)| x == if i % 511 == 0 { i as u64 } else { 7 }));
+                let mapped = cfg!(target_os = "linux") && pages == Pages::Huge && len * 8 >= HUGE_PAGE;
+                assert_eq!(copy.pages() == Pages::Huge, mapped, "{len} {pages:?}");
             }
-            let copy = slice.clone();
-            assert_eq!(&copy[..], &slice[..]);
-            drop(slice);
-            assert!(copy.iter().enumerate().all(|(i, &x)| x == if i % 511 == 0 { i as u64 } else { 7 }));
-            assert_eq!(copy.is_mapped(), cfg!(target_os = "linux") && len * 8 >= HUGE_PAGE, "{len}");
         }
     }
 
     #[test]
     fn a_mapped_array_starts_on_a_huge_page_boundary() {
-        let slice = HugeSlice::filled(HUGE_PAGE / 16, [0u64; 2]);
-        if slice.is_mapped() {
+        let slice = HugeSlice::filled(HUGE_PAGE / 16, [0u64; 2], Pages::Huge);
+        if slice.pages() == Pages::Huge {
             assert_eq!(slice.as_ptr() as usize % HUGE_PAGE, 0);
         }
     }

@@ -7,8 +7,8 @@
 //! - Flat open-addressing arrays (linear probing, at most 3/4 full), one per length class, with the key in the
 //!   slot: a lookup is one cache line, two or three integer compares. Pieces of up to 8 bytes (four fifths of
 //!   the OpenAI tokens) take 16-byte slots, four to a line: 1 MB for r50k, 2 MB for cl100k, 4 MB for o200k;
-//!   9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their bytes. Arrays of
-//!   2 MB or more are on huge pages (`huge_pages.rs`).
+//!   9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their bytes. o200k's
+//!   are on huge pages (`huge_pages.rs`, `HUGE_PAGES_FROM`).
 //! - It replaced a `hashbrown` table of (key, id, boxed bytes) entries, which the per-thread "seen" table stood
 //!   in front of: every new piece then missed the seen table, found its token in the big table (control bytes,
 //!   then the entry) and was copied into the seen table, growing and rehashing it. Fresh English spent a fifth
@@ -20,7 +20,7 @@
 use rustc_hash::FxHashMap;
 
 use super::caches::Key;
-use super::huge_pages::HugeSlice;
+use super::huge_pages::{HugeSlice, Pages};
 use super::piece::NONE;
 
 /// A token of up to 8 bytes (its bytes zero-padded, as `Key::first`); `len` 0: a free slot.
@@ -61,6 +61,13 @@ static EVERY_BYTE: [u8; 256] = {
     bytes
 };
 
+/// The table's arrays go on huge pages when together they take this much (o200k's: 6 MB; not cl100k's 3 MB
+/// nor r50k's 1.5). In-process A/B (the copy chosen by a switch every 0.25 MB of ~4 KB English documents, 8
+/// processes): o200k's 4 MB short array on huge pages cold +4–6 %, steady +2–4 %, its 2 MB medium one besides
+/// cold +3 %; cl100k's 2 MB short array 2–3.5 % *slower* there, cold and steady (three runs, and Python
+/// source −1.5–2 %), for a reason not found (its 512 small pages fit the second-level TLB).
+const HUGE_PAGES_FROM: usize = 4 << 20;
+
 /// Slots for `count` tokens: a power of two, at most 3/4 full (at least 16).
 fn slots_for(count: usize) -> usize {
     (count * 4 / 3 + 1).next_power_of_two().max(16)
@@ -81,9 +88,12 @@ impl WholeTable {
         let count =
             |range: std::ops::RangeInclusive<usize>| tokens.clone().filter(|(b, _)| range.contains(&b.len())).count();
         let single_count = singles.iter().filter(|&&id| id != NONE).count();
+        let (short_slots, medium_slots) = (slots_for(count(2..=8) + single_count), slots_for(count(9..=16)));
+        let bytes = short_slots * size_of::<ShortSlot>() + medium_slots * size_of::<MediumSlot>();
+        let pages = if bytes >= HUGE_PAGES_FROM { Pages::Huge } else { Pages::Small };
         let mut table = WholeTable {
-            short: HugeSlice::filled(slots_for(count(2..=8) + single_count), ShortSlot::default()),
-            medium: HugeSlice::filled(slots_for(count(9..=16)), MediumSlot::default()),
+            short: HugeSlice::filled(short_slots, ShortSlot::default(), pages),
+            medium: HugeSlice::filled(medium_slots, MediumSlot::default(), pages),
             long: FxHashMap::default(),
         };
         let singles = (0..256).filter(|&b| singles[b] != NONE).map(|b| (&EVERY_BYTE[b..=b], singles[b]));
