@@ -63,7 +63,9 @@ impl<T: Copy> HugeSlice<T> {
     /// ```
     pub(super) fn filled(len: usize, value: T, pages: Pages) -> HugeSlice<T> {
         #[cfg(target_os = "linux")]
-        if let Some(ptr) = map_huge::<T>(len).filter(|_| pages == Pages::Huge) {
+        if pages == Pages::Huge
+            && let Some(ptr) = map_huge::<T>(len)
+        {
             // SAFETY: `map_huge` mapped `len` writable, aligned `T`s, which nothing else refers to.
             unsafe {
                 for i in 0..len {
@@ -72,19 +74,9 @@ impl<T: Copy> HugeSlice<T> {
             }
             return HugeSlice { storage: Storage::Mapped { ptr, len } };
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = pages; // (no huge pages to ask for)
         HugeSlice { storage: Storage::Boxed(vec![value; len].into_boxed_slice()) }
-    }
-
-    /// A copy of `items`, on `pages`.
-    fn copied(items: &[T], pages: Pages) -> HugeSlice<T> {
-        match items.first() {
-            None => HugeSlice::default(),
-            Some(&first) => {
-                let mut copy = HugeSlice::filled(items.len(), first, pages);
-                copy.copy_from_slice(items);
-                copy
-            }
-        }
     }
 
     /// The pages the array was mapped on: `Huge` if it was mapped on its own, else `Small`.
@@ -183,8 +175,16 @@ impl<T: Copy> DerefMut for HugeSlice<T> {
 }
 
 impl<T: Copy> Clone for HugeSlice<T> {
+    /// A copy on the same kind of pages.
     fn clone(&self) -> HugeSlice<T> {
-        HugeSlice::copied(self, self.pages())
+        match self.first() {
+            None => HugeSlice::default(),
+            Some(&first) => {
+                let mut copy = HugeSlice::filled(self.len(), first, self.pages());
+                copy.copy_from_slice(self);
+                copy
+            }
+        }
     }
 }
 
