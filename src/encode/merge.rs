@@ -143,6 +143,8 @@ impl PieceEncoder {
             next[i] = i as u8 + 1;
             prev[i] = (i as u8).wrapping_sub(1);
         }
+        // The slots of its short spans, fetched at once: the steps below look spans up one after another.
+        self.fetch_spans_ahead(piece);
         let token = |from: u8, to: u8| self.whole_token(&piece[from as usize..to as usize]);
         // Pairs of bytes from the dense table of byte pairs (a rank is the id of the token they make): for
         // random pairs, a probe of the whole-token table was a miss in a table of up to 4 MB.

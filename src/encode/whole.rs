@@ -191,6 +191,12 @@ impl WholeTable {
         }
     }
 
+    /// Starts loading the slot where a piece of 1 to 8 bytes with this hash is first looked for.
+    #[inline(always)]
+    pub(super) fn prefetch_up_to_8(&self, hash: u64) {
+        crate::prefetch(&self.short[start(hash, self.short.len())]);
+    }
+
     /// The token a piece of more than 16 bytes is, if it is one of the table's; NONE if not.
     #[inline]
     pub(super) fn get_long(&self, piece: &[u8]) -> u32 {
