@@ -74,10 +74,11 @@ const SEEN_AHEAD_FROM: usize = 9;
 /// this many bytes are fetched first, all at once. Each merge step looks up the spans its parts make, one step
 /// after the other: 8.7 lookups for a new piece of 8.3 bytes on average (fresh English, o200k), ~1 300 cycles
 /// a piece where the same merge with its lines in cache takes ~400 (rdtsc around each; new pieces are ~1 % of
-/// English's pieces and a quarter of its time). In-process A/B on ~4 KB English documents (a switch flipped every 0.25
-/// MB, 6–8 processes, the halves swapped between them; three runs): o200k steady +2–6 %, cold +5–8 %; cl100k
-/// +1–3 % / +4–7 %; r50k +1–2 % / +1–3 %; Python source +2–3.5 %; multilingual +1 %. Up to 4 bytes: o200k +2 %
-/// / +5.5 %; up to 8, 10 or 16 no better than 6; random letters and base64 (one call of 2 MB) no slower.
+/// English's pieces and a quarter of its time). In-process A/B on ~4 KB English documents (a switch flipped
+/// every 0.25 MB, 6–8 processes, the halves swapped between them; three runs): o200k steady +2–6 %, cold +5–8 %;
+/// cl100k +1–3 % / +4–7 %; r50k +1–2 % / +1–3 %; Python source +2–3.5 %; multilingual +1 %. Alternated
+/// processes (3 pairs) agree with the low end: o200k cold +2–4 %, steady ~+2 %; cl100k +0–2 %. Up to 4 bytes:
+/// o200k +2 % / +5.5 %; up to 8, 10 or 16 no better than 6; random letters and base64 (2 MB calls) no slower.
 const SPANS_AHEAD_MOST: usize = 6;
 
 /// Whether the piece at address `start`, just noted in `scratch`, is merged densely with long pieces among the
@@ -635,12 +636,13 @@ impl PieceEncoder {
     /// side by side. The four bytes never end as one token (they would be a whole token). False (nothing
     /// appended) if a byte has no token, units are characters, or the rule is another.
     ///
-    /// Random letters cut at case changes (o200k) are a fifth pieces of four bytes, which the general short
-    /// merge took in a loop of dependent steps and the seen table kept without their coming back. Alternated
-    /// processes (2 MB texts, median of 4 calls, 3 pairs): o200k base64 9–11 % less time, random letters 0.5–3 %,
-    /// cl100k base64 the same; ~4 KB documents of English (o200k) and Python source (cl100k, o200k) the same,
-    /// cold and steady. (An in-process A/B on documents, the switch flipped every 0.25 MB, showed Python source
-    /// +12 % steady: both arms share the seen table, which only one of them filled with four-byte pieces.)
+    /// A fifth of the pieces of random letters cut at case changes (o200k) have four bytes: the general short
+    /// merge took them in a loop of dependent steps, and the seen table kept them though they never come back.
+    /// Alternated processes (2 MB texts, median of 4 calls, 3 pairs): o200k base64 9–11 % less time, random
+    /// letters 0.5–3 %, cl100k base64 the same; ~4 KB documents of English (o200k) and Python source (cl100k,
+    /// o200k) the same, cold and steady. (An in-process A/B on documents, the switch flipped every 0.25 MB,
+    /// showed Python source +12 % steady: both arms share the seen table, which only one of them filled with
+    /// four-byte pieces.)
     ///
     /// ```text
     /// o200k: "hodz" (no token): "ho" 1 555, "od" 368, "dz" 27 013 → "od" first; then "hod" 36 538 against
