@@ -39,8 +39,9 @@ pub(super) enum Pages {
 /// Its pointer and length are the same fields whatever the memory, so that reading it is two loads and no
 /// branch: as an enum of a `Box<[T]>` and a mapping, every probe of the whole-token table in the block loop
 /// first read the variant, picked the pointer's address by it and loaded the pointer (perf annotate).
-/// Alternated processes, ~4 KB English documents, o200k, 10 pairs: medians 134 → 151.5 MB/s cold, 157 → 175
-/// steady (the machine bimodal: within each mode +3–8 %).
+/// Alternated processes, ~4 KB English documents, o200k, 10 pairs, the machine bimodal throughout: in its fast
+/// mode (5 and 6 processes) medians 146 → 153.5 MB/s cold, 172 → 182 steady; in its slow one 106 → 109 cold,
+/// 130 → 127.5 steady.
 pub(super) struct HugeSlice<T: Copy> {
     /// `len` initialised `T`s: from `mmap` when `mapped`, else a leaked `Box<[T]>` (dangling when empty).
     ptr: std::ptr::NonNull<T>,

@@ -77,7 +77,7 @@ const SEEN_AHEAD_FROM: usize = 9;
 /// English's pieces and a quarter of its time). In-process A/B on ~4 KB English documents (a switch flipped
 /// every 0.25 MB, 6–8 processes, the halves swapped between them; three runs): o200k steady +2–6 %, cold +5–8 %;
 /// cl100k +1–3 % / +4–7 %; r50k +1–2 % / +1–3 %; Python source +2–3.5 %; multilingual +1 %. Alternated
-/// processes (3 pairs) agree with the low end: o200k cold +2–4 %, steady ~+2 %; cl100k +0–2 %. Up to 4 bytes:
+/// processes (3 pairs) agree with the low end: o200k cold +1–4 %, steady ~+3 %; cl100k +0–2 %. Up to 4 bytes:
 /// o200k +2 % / +5.5 %; up to 8, 10 or 16 no better than 6; random letters and base64 (2 MB calls) no slower.
 const SPANS_AHEAD_MOST: usize = 6;
 
