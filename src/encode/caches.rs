@@ -77,6 +77,18 @@ impl Key {
         Key { first: load8(text, start) & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
     }
 
+    /// `of_short_in` without the check that 8 bytes of the text are there from `start`.
+    ///
+    /// # Safety
+    /// `start + 8 <= text.len()`.
+    #[inline(always)]
+    pub(super) unsafe fn of_short_at(text: &[u8], start: usize, len: usize) -> Key {
+        debug_assert!((1..=8).contains(&len) && start + 8 <= text.len());
+        // SAFETY: the caller guarantees the 8 bytes; an unaligned read of them.
+        let word = u64::from_le(unsafe { text.as_ptr().add(start).cast::<u64>().read_unaligned() });
+        Key { first: word & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
+    }
+
     /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches the low bits, which
     /// pick the front-table slot. (`h ^ (h >> 29)` of a 64-bit product left the top 20 bits of the key out of
     /// them: " then", " they" and " them" shared a slot, and ~9.2% of 20 MB of English's pieces missed the

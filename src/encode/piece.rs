@@ -36,7 +36,7 @@ use super::backtrack::Backtracker;
 use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen};
 use super::merge::END;
 use super::pair_table::PairTable;
-use super::whole::WholeTable;
+use super::whole::{ShortFinder, WholeTable};
 
 /// No token, no rank (and no neighbour, in the merges' layouts).
 pub(super) const NONE: u32 = u32::MAX;
@@ -112,6 +112,23 @@ impl Units {
             Units::Bytes(ids) => ids[b as usize],
             Units::Chars { ascii, .. } => ascii.get(b as usize).copied().unwrap_or(NONE),
         }
+    }
+}
+
+/// `PieceEncoder::whole_in` for a loop over a block's pieces: the table's pointer and mask taken once.
+#[derive(Clone, Copy, Debug)]
+pub struct WholeFinder<'a>(ShortFinder<'a>);
+
+impl WholeFinder<'_> {
+    /// `PieceEncoder::whole_in`, without checking that 8 bytes of `text` are there.
+    ///
+    /// # Safety
+    /// `start + 8 <= text.len()` (and `len` is 1 to 8).
+    #[inline(always)]
+    pub unsafe fn at(&self, text: &[u8], start: usize, len: usize) -> Option<u32> {
+        // SAFETY: as the caller guarantees.
+        let key = unsafe { Key::of_short_at(text, start, len) };
+        self.0.find(key, key.hash())
     }
 }
 
@@ -356,6 +373,12 @@ impl PieceEncoder {
         let key = Key::of_short_in(text, start, len);
         let id = self.whole.get_up_to_8(key, key.hash());
         (id != NONE).then_some(id)
+    }
+
+    /// The whole-token table's lookup of pieces of up to 8 bytes, for a loop over many (`WholeFinder::at`).
+    #[inline(always)]
+    pub fn whole_finder(&self) -> WholeFinder<'_> {
+        WholeFinder(self.whole.short_finder())
     }
 
     /// Whether the last pieces merged came close one after another (`DENSE_GAP`, `DENSE_RUN`): base64, hex,

@@ -42,9 +42,11 @@ struct MediumSlot {
     len: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct WholeTable {
     short: HugeSlice<ShortSlot>,
+    /// `short.len() - 1` (its length is a power of two, at least 16): kept, so that a probe reads one field.
+    short_mask: usize,
     medium: HugeSlice<MediumSlot>,
     /// Tokens longer than 16 bytes.
     long: FxHashMap<Box<[u8]>, u32>,
@@ -79,6 +81,41 @@ fn start(hash: u64, slots: usize) -> usize {
     (hash >> 32) as usize & (slots - 1)
 }
 
+/// `WholeTable::get_up_to_8` with the table's slots and mask copied out (see `WholeTable::short_finder`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ShortFinder<'a> {
+    slots: &'a [ShortSlot],
+    mask: usize,
+}
+
+impl ShortFinder<'_> {
+    /// The token a piece of 1 to 8 bytes is (given its key and hash), if it is one of the table's.
+    #[inline(always)]
+    pub(super) fn find(&self, key: Key, hash: u64) -> Option<u32> {
+        debug_assert!((1..=8).contains(&key.len));
+        let mut at = (hash >> 32) as usize & self.mask;
+        loop {
+            debug_assert!(at < self.slots.len());
+            // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1` (`new` makes at least 16 slots).
+            let slot = unsafe { self.slots.get_unchecked(at) };
+            if slot.bytes == key.first && slot.len as u64 == key.len {
+                return Some(slot.id);
+            }
+            if slot.len == 0 {
+                return None;
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+}
+
+impl Default for WholeTable {
+    /// A table of no tokens (its arrays as small as `new` makes them, so that a probe needs no length check).
+    fn default() -> WholeTable {
+        WholeTable::new(std::iter::empty(), &[NONE; 256])
+    }
+}
+
 impl WholeTable {
     /// The table of `tokens` (bytes, id) and of the single bytes: `singles[b]` is the id a one-byte piece `b`
     /// encodes to (NONE: none). Empty byte strings and tokens of one byte are left out of `tokens`' (the byte
@@ -93,6 +130,7 @@ impl WholeTable {
         let pages = if bytes >= HUGE_PAGES_FROM { Pages::Huge } else { Pages::Small };
         let mut table = WholeTable {
             short: HugeSlice::filled(short_slots, ShortSlot::default(), pages),
+            short_mask: short_slots - 1,
             medium: HugeSlice::filled(medium_slots, MediumSlot::default(), pages),
             long: FxHashMap::default(),
         };
@@ -177,10 +215,12 @@ impl WholeTable {
     #[inline(always)]
     pub(super) fn get_up_to_8(&self, key: Key, hash: u64) -> u32 {
         debug_assert!((1..=8).contains(&key.len));
-        let mask = self.short.len() - 1;
-        let mut at = start(hash, self.short.len());
+        let mask = self.short_mask;
+        let mut at = (hash >> 32) as usize & mask;
         loop {
-            let slot = &self.short[at];
+            debug_assert!(at < self.short.len());
+            // SAFETY: `at` is masked by `short_mask`, which is `short.len() - 1` (`new` makes at least 16 slots).
+            let slot = unsafe { self.short.get_unchecked(at) };
             if slot.bytes == key.first && slot.len as u64 == key.len {
                 return slot.id;
             }
@@ -189,6 +229,13 @@ impl WholeTable {
             }
             at = (at + 1) & mask;
         }
+    }
+
+    /// The table of pieces of 1 to 8 bytes as a `ShortFinder` (its pointer and mask, for a loop to keep in
+    /// registers).
+    #[inline(always)]
+    pub(super) fn short_finder(&self) -> ShortFinder<'_> {
+        ShortFinder { slots: &self.short, mask: self.short_mask }
     }
 
     /// Starts loading the slot where a piece of 1 to 8 bytes with this hash is first looked for.
