@@ -659,35 +659,49 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
     /// 10 MB, alternated processes: steady r50k 191–195 → 205–210 MB/s, cl100k 174–175 → 189–197, o200k
     /// 158–160 → 180–183.
     ///
-    /// Blocks whose pieces all start 8 bytes or more before the text's end (all but the last one or two) take
+    /// Blocks whose pieces all end 8 bytes or more before the text's end (all but the last one or two) take
     /// `pieces_before_the_end`: its loop held ~57 instructions per whole-token piece (perf annotate), among them a
     /// bounds check of the 8-byte load, the table's length reloaded and checked, the list's capacity checked
     /// and its length stored and reloaded, and spills; now ~37. ~4 KB documents, 10 MB after 10 MB, `encode_to_numpy`,
     /// 3 alternated process pairs (cold / steady MB/s): r50k 178 / 221 → 186–189 / 235–241, cl100k 168–172 /
     /// 207–213 → 172–177 / 213–222, o200k 160–162 / 198–202 → 165–170 / 207–212; Python source +2–5 %.
+    ///
+    /// The splitter hands over the block's mask of piece starts, walked here, rather than an array of bounds it
+    /// wrote for this loop to read back (a store, two loads and a loop of its own per piece). Same measure, 3
+    /// pairs: r50k 178–185 / 224–234 → 185–194 / 244–249, cl100k 168–172 / 202–215 → 168–178 / 230–233, o200k
+    /// 161–171 / 209–212 → 172–177 / 223–226; Python source (o200k) 205–211 / 218–223 → 224–230 / 240–244;
+    /// random letters, base64 and multilingual text the same.
     #[inline(always)]
-    fn pieces_in(&mut self, text: &'t str, bounds: &[usize]) {
-        let (first, last) = (bounds[0], bounds[bounds.len() - 1]);
-        let room = self.ids.capacity() - self.ids.len() >= last - first
-            || (last - first < u32::MAX as usize && self.grow_ids(&text[first..last]).is_ok());
+    fn pieces_to(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
+        debug_assert!(starts != 0);
+        // Where the block's last piece ends (the next one starts).
+        let last = base + (63 - starts.leading_zeros() as usize);
+        let room = self.ids.capacity() - self.ids.len() >= last - pos
+            || (last - pos < u32::MAX as usize && self.grow_ids(&text[pos..last]).is_ok());
+        let bytes = text.as_bytes();
+        if self.stopped.is_none() && room && last + 8 <= bytes.len() {
+            self.pieces_before_the_end(text, pos, base, starts);
+            return;
+        }
+        let (mut start, mut starts) = (pos, starts);
         if self.stopped.is_some() || !room {
             // Stopped, or no room for all at once: piece by piece, to stop at the right one.
-            for pair in bounds.windows(2) {
-                self.piece_in(text, pair[0], pair[1]);
+            while starts != 0 {
+                let end = base + starts.trailing_zeros() as usize;
+                starts &= starts - 1;
+                self.piece_in(text, start, end);
+                start = end;
             }
             return;
         }
-        let bytes = text.as_bytes();
-        if bounds[bounds.len() - 2] + 8 <= bytes.len() {
-            self.pieces_before_the_end(text, bounds);
-            return;
-        }
-        for pair in bounds.windows(2) {
-            let (start, end) = (pair[0], pair[1]);
+        while starts != 0 {
+            let end = base + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
             let result = if end - start <= 8 && start + 8 <= bytes.len() {
                 match self.encoder.whole_in(bytes, start, end - start) {
                     Some(id) => {
                         self.ids.push(id);
+                        start = end;
                         continue;
                     }
                     None => self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids),
@@ -699,33 +713,38 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
                 self.stop_on(&text[start..end], result);
                 return;
             }
+            start = end;
         }
     }
 }
 
 impl<'t> EncodeSink<'_, 't> {
-    /// `pieces_in` for a block whose pieces all start 8 bytes or more before the text's end, room for their ids
+    /// `pieces_to` for a block whose pieces all end 8 bytes or more before the text's end, room for their ids
     /// made: each piece's key is one unchecked load, and a whole token's id is written without a capacity check
     /// (the ids' length is stored once, before any other call that appends to them, and at the end).
     #[inline(always)]
-    fn pieces_before_the_end(&mut self, text: &'t str, bounds: &[usize]) {
+    fn pieces_before_the_end(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
         let bytes = text.as_bytes();
-        debug_assert!(bounds[bounds.len() - 2] + 8 <= bytes.len());
-        debug_assert!(self.ids.capacity() - self.ids.len() >= bounds[bounds.len() - 1] - bounds[0]);
+        let last = base + (63 - starts.leading_zeros() as usize);
+        debug_assert!(last + 8 <= bytes.len());
+        debug_assert!(self.ids.capacity() - self.ids.len() >= last - pos);
         let mut len = self.ids.len();
         let mut out = self.ids.as_mut_ptr();
         let whole = self.encoder.whole_finder();
-        for pair in bounds.windows(2) {
-            let (start, end) = (pair[0], pair[1]);
+        let (mut start, mut starts) = (pos, starts);
+        while starts != 0 {
+            let end = base + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
             let result = if end - start <= 8 {
-                // SAFETY: every piece of the block starts 8 bytes or more before the text's end (checked by the
+                // SAFETY: every piece of the block ends 8 bytes or more before the text's end (checked by the
                 // caller for the last one).
                 match unsafe { whole.at(bytes, start, end - start) } {
                     Some(id) => {
-                        // SAFETY: room for the block's ids, at most one per byte, was made (`pieces_in`); the
+                        // SAFETY: room for the block's ids, at most one per byte, was made (`pieces_to`); the
                         // pieces before this one took at most one id per byte of theirs.
                         unsafe { out.add(len).write(id) };
                         len += 1;
+                        start = end;
                         continue;
                     }
                     None => {
@@ -749,6 +768,7 @@ impl<'t> EncodeSink<'_, 't> {
                 self.stop_on(&text[start..end], result);
                 return;
             }
+            start = end;
         }
         // SAFETY: as above.
         unsafe { self.ids.set_len(len) };

@@ -15,7 +15,7 @@
 //!   of its instructions there (2 MB, r50k, callgrind); whole-token pieces no longer enter the seen table.
 //! - The single bytes are in the short table too (at the id a one-byte piece encodes to), so that the block
 //!   splitter's loop looks up every piece of up to 8 bytes the same way, without a branch on its length (see
-//!   `EncodeSink::pieces_in` in `tokenizer.rs`).
+//!   `EncodeSink::pieces_to` in `tokenizer.rs`).
 
 use rustc_hash::FxHashMap;
 

@@ -38,7 +38,7 @@
 //! - Per piece the walk costs a `tzcnt`, a clear of the lowest bit and the sink's call; per block, ~150 mask
 //!   operations and one unpredictable branch per candidate bit of the rare cases. A sink that asks
 //!   (`PieceSink::by_block`: the encoder, on text whose pieces are mostly tokens) gets a block's pieces at once,
-//!   as their bounds, and loops over them without the splitter's work in between.
+//!   as its mask of piece starts, and loops over them without the splitter's work in between.
 
 use super::PieceSink;
 use super::classes::{
@@ -866,8 +866,6 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
     let mut prev = Masks::BEFORE;
     let mut cur = classify::<C>(bytes, 0, R::COMPLEX, table);
     let mut carry = Carry::START;
-    // A block's piece bounds (see `PieceSink::pieces_in`), made once.
-    let mut bounds = [0; BLOCK + 1];
     // Where the piece being built starts (a true piece start: each one emitted ends there).
     let mut pos = 0;
     // Pieces go to the sink as `emit!(end)`: `pos` and `end` are character boundaries — 0, the text's length, ends
@@ -905,17 +903,10 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
                     starts &= if behind >= BLOCK { 0 } else { !0 << behind };
                 }
                 if sink.by_block() {
-                    // The block's pieces at once: where the one being built starts, then each start in the block.
-                    bounds[0] = pos;
-                    let mut count = 1;
-                    while starts != 0 {
-                        bounds[count] = base + starts.trailing_zeros() as usize;
-                        starts &= starts - 1;
-                        count += 1;
-                    }
-                    if count > 1 {
-                        sink.pieces_in(text, &bounds[..count]);
-                        pos = bounds[count - 1];
+                    // The block's pieces at once: from the one being built to each start in the block.
+                    if starts != 0 {
+                        sink.pieces_to(text, pos, base, starts);
+                        pos = base + (BLOCK - 1 - starts.leading_zeros() as usize);
                     }
                 } else {
                     while starts != 0 {

@@ -171,18 +171,24 @@ pub trait PieceSink<'t> {
         self.piece(&text[start..end]);
     }
 
-    /// Whether the sink takes the next block's pieces at once (`pieces_in`) rather than one by one.
+    /// Whether the sink takes the next block's pieces at once (`pieces_to`) rather than one by one.
     #[inline(always)]
     fn by_block(&self) -> bool {
         false
     }
 
-    /// The pieces `text[bounds[i]..bounds[i + 1]]`, in order (a splitter that finds a block's pieces at once
-    /// gives them so when the sink asks, that it may loop over them without the splitter's work in between).
+    /// The pieces of `text` that end in a block, in order: from `pos` to the first start of `starts` (bit i: a
+    /// piece starts at byte `base + i`; at least one bit set), and from each start to the next (a splitter that
+    /// finds a block's pieces at once gives them so when the sink asks, that it may loop over them without the
+    /// splitter's work in between). The piece from the last start goes on into the next block.
     #[inline(always)]
-    fn pieces_in(&mut self, text: &'t str, bounds: &[usize]) {
-        for pair in bounds.windows(2) {
-            self.piece_in(text, pair[0], pair[1]);
+    fn pieces_to(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
+        let (mut start, mut starts) = (pos, starts);
+        while starts != 0 {
+            let end = base + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            self.piece_in(text, start, end);
+            start = end;
         }
     }
 }
