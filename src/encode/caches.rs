@@ -186,6 +186,20 @@ const SEEN_FEW: u32 = SEEN_WINDOW / 8;
 /// kept was a miss in a table of up to 4 MB and a write there; and the table, grown to hold what never comes
 /// back, was memory the process had to be given (page faults: a fifth of the first call on 4 MB of base64).
 const SEEN_PASS: u32 = 1 << 16;
+/// Each window in a row that finds too few doubles the pass, up to this many times: on random letters (o200k)
+/// and base64 a window came every 16 passes, and its 4 096 lookups — misses, writes, the table grown to 2–4 MB
+/// — were ~6 % of the pieces that reach the table (counted) and more of their time. 2 MB calls, median of 4,
+/// alternated processes (ms): o200k random letters 59–68 → 55–60, cl100k base64 50.8–60 → 48–52, r50k base64
+/// 42–45 → 41–42, o200k base64 and cl100k random letters the same; English, Python source and multilingual
+/// documents the same.
+const SEEN_PASS_DOUBLINGS: u32 = 4;
+/// While pieces pass, this many in a row merged far apart (`PieceEncoder::merge_bytes`: not in a run of close
+/// merges) end the pass: the text changed (ordinary text after base64, whose rare words do come back), so it
+/// does not pass the table for up to a million pieces. Of the lookups, random letters (o200k) come in close
+/// runs two times in three, base64 nineteen in twenty, multilingual text three in ten, English one in 400.
+/// At 64, o200k base64 (its short pieces merged without the table, the rest further apart) ended its passes
+/// again and again: 35 → 41–42 ms.
+const SEEN_APART: u32 = 1024;
 
 /// An open-addressing table (linear probing) of pieces of up to 16 bytes, grown by doubling: where a piece
 /// that missed the front table is found in one or two cache lines, instead of the whole-token table and the
@@ -199,8 +213,11 @@ pub(super) struct Seen {
     /// Lookups in this window, and how many found their piece.
     asked: u32,
     found: u32,
-    /// Pieces still to pass the table.
+    /// Pieces still to pass the table; windows in a row that found too few; pieces in a row merged far apart
+    /// while passing.
     passing: u32,
+    fails: u32,
+    apart: u32,
 }
 
 /// What `Seen::look_up` found.
@@ -245,19 +262,27 @@ impl Seen {
         }
     }
 
-    /// The piece's entry if the table holds it; or `Passed` while pieces pass the table.
+    /// The piece's entry if the table holds it; or `Passed` while pieces pass the table. `closely`: whether
+    /// the piece comes in a run of pieces merged close together (see `SEEN_APART`).
     #[inline]
-    pub(super) fn look_up(&mut self, key: Key, hash: u64) -> Lookup {
+    pub(super) fn look_up(&mut self, key: Key, hash: u64, closely: bool) -> Lookup {
         if self.passing > 0 {
-            self.passing -= 1;
-            return Lookup::Passed;
+            self.apart = if closely { 0 } else { self.apart + 1 };
+            if self.apart < SEEN_APART {
+                self.passing -= 1;
+                return Lookup::Passed;
+            }
+            (self.passing, self.fails, self.apart) = (0, 0, 0);
         }
         let entry = self.get(key, hash).copied();
         self.asked += 1;
         self.found += u32::from(entry.is_some());
         if self.asked == SEEN_WINDOW {
             if self.found < SEEN_FEW {
-                self.passing = SEEN_PASS;
+                self.passing = SEEN_PASS << self.fails.min(SEEN_PASS_DOUBLINGS);
+                self.fails += 1;
+            } else {
+                self.fails = 0;
             }
             (self.asked, self.found) = (0, 0);
         }
@@ -359,6 +384,56 @@ mod tests {
         let entry = seen.entry(key(5), &made(5));
         seen.insert(entry, key(5).hash());
         assert_eq!(seen.ids(seen.get(key(5), key(5).hash()).unwrap()), made(5));
+    }
+
+    /// Pieces that never come back, in close runs: each window in a row that finds too few doubles the pass
+    /// (up to `SEEN_PASS_DOUBLINGS` times), a window that finds enough starts the doubling over, and a run of
+    /// `SEEN_APART` pieces merged far apart ends a pass at once.
+    #[test]
+    fn passes_double_while_nothing_comes_back_and_end_when_the_text_changes() {
+        let key = |k: u64| Key::of(format!("piece{k}").as_bytes());
+        let mut seen = Seen::default();
+        // Looks up (and keeps, when missing) `n` pieces from `first` on; the lengths of the passes seen.
+        let run = |seen: &mut Seen, first: u64, n: u64, closely: bool, again: bool| {
+            let (mut passes, mut passing) = (Vec::new(), 0u64);
+            for k in first..first + n {
+                let k = if again { k % 8 } else { k };
+                match seen.look_up(key(k), key(k).hash(), closely) {
+                    Lookup::Passed => passing += 1,
+                    found => {
+                        if passing > 0 {
+                            passes.push(passing);
+                            passing = 0;
+                        }
+                        if let Lookup::Missing = found {
+                            let entry = seen.entry(key(k), &[k as u32]);
+                            if seen.full() {
+                                seen.clear();
+                            }
+                            seen.insert(entry, key(k).hash());
+                        }
+                    }
+                }
+            }
+            passes
+        };
+        let pass = SEEN_PASS as u64;
+        let window = SEEN_WINDOW as u64;
+        // (The last pass is counted once a lookup follows it.)
+        let passes = run(&mut seen, 0, 7 * window + 63 * pass, true, false);
+        assert_eq!(passes, [pass, 2 * pass, 4 * pass, 8 * pass, 16 * pass, 16 * pass], "doubling, then no further");
+        // A window of pieces that come back: the next pass starts from one again.
+        assert_eq!(run(&mut seen, 0, window, true, true), [0u64; 0]);
+        let passes = run(&mut seen, 1 << 40, window + pass + 1, true, false);
+        assert_eq!(passes, [pass]);
+        // Passing again (twice as long), until a run of pieces merged far apart: lookups resume at once.
+        let n = window + SEEN_APART as u64;
+        assert_eq!(run(&mut seen, 1 << 41, n, true, false), [0u64; 0]);
+        let (asked, passing) = (seen.asked, seen.passing);
+        assert_eq!(run(&mut seen, 1 << 42, SEEN_APART as u64 - 1, false, false), [0u64; 0]);
+        assert_eq!((seen.asked, seen.passing), (asked, passing - (SEEN_APART - 1)), "far apart, still passing");
+        assert_eq!(run(&mut seen, 1 << 43, 1, false, false), [0u64; 0]);
+        assert_eq!((seen.asked, seen.passing, seen.fails), (asked + 1, 0, 0), "the pass ended");
     }
 
     #[test]

@@ -570,7 +570,7 @@ impl PieceEncoder {
         if piece.len() == 4 && !merging_densely(scratch, piece.as_ptr() as usize) && self.merge_four(piece, out)? {
             return Ok(());
         }
-        match scratch.seen.look_up(key, hash) {
+        match scratch.seen.look_up(key, hash, merging_closely(scratch)) {
             Lookup::Found(entry) => {
                 out.extend_from_slice(scratch.seen.ids(&entry));
                 return Ok(());
