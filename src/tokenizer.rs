@@ -9,7 +9,7 @@ use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
 use crate::encode::piece::PieceError;
 use crate::error::{Error, ErrorKind, Result, py_repr, try_reserve};
-use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher};
+use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher, block_pieces};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
 
@@ -678,42 +678,14 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
         let last = base + (63 - starts.leading_zeros() as usize);
         let room = self.ids.capacity() - self.ids.len() >= last - pos
             || (last - pos < u32::MAX as usize && self.grow_ids(&text[pos..last]).is_ok());
-        let bytes = text.as_bytes();
-        if self.stopped.is_none() && room && last + 8 <= bytes.len() {
+        if self.stopped.is_none() && room && last + 8 <= text.len() {
             self.pieces_before_the_end(text, pos, base, starts);
             return;
         }
-        let (mut start, mut starts) = (pos, starts);
-        if self.stopped.is_some() || !room {
-            // Stopped, or no room for all at once: piece by piece, to stop at the right one.
-            while starts != 0 {
-                let end = base + starts.trailing_zeros() as usize;
-                starts &= starts - 1;
-                self.piece_in(text, start, end);
-                start = end;
-            }
-            return;
-        }
-        while starts != 0 {
-            let end = base + starts.trailing_zeros() as usize;
-            starts &= starts - 1;
-            let result = if end - start <= 8 && start + 8 <= bytes.len() {
-                match self.encoder.whole_in(bytes, start, end - start) {
-                    Some(id) => {
-                        self.ids.push(id);
-                        start = end;
-                        continue;
-                    }
-                    None => self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids),
-                }
-            } else {
-                self.encoder.encode_next_in(bytes, start, end, self.scratch, self.ids)
-            };
-            if result.is_err() {
-                self.stop_on(&text[start..end], result);
-                return;
-            }
-            start = end;
+        // Stopped, no room for all at once (piece by piece, to stop at the right one), or the text's last bytes
+        // (where a piece's 8-byte key would read past the text): piece by piece.
+        for (start, end) in block_pieces(pos, base, starts) {
+            self.piece_in(text, start, end);
         }
     }
 }
@@ -731,10 +703,7 @@ impl<'t> EncodeSink<'_, 't> {
         let mut len = self.ids.len();
         let mut out = self.ids.as_mut_ptr();
         let whole = self.encoder.whole_finder();
-        let (mut start, mut starts) = (pos, starts);
-        while starts != 0 {
-            let end = base + starts.trailing_zeros() as usize;
-            starts &= starts - 1;
+        for (start, end) in block_pieces(pos, base, starts) {
             let result = if end - start <= 8 {
                 // SAFETY: every piece of the block ends 8 bytes or more before the text's end (checked by the
                 // caller for the last one).
@@ -744,7 +713,6 @@ impl<'t> EncodeSink<'_, 't> {
                         // pieces before this one took at most one id per byte of theirs.
                         unsafe { out.add(len).write(id) };
                         len += 1;
-                        start = end;
                         continue;
                     }
                     None => {
@@ -768,7 +736,6 @@ impl<'t> EncodeSink<'_, 't> {
                 self.stop_on(&text[start..end], result);
                 return;
             }
-            start = end;
         }
         // SAFETY: as above.
         unsafe { self.ids.set_len(len) };

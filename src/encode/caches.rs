@@ -74,7 +74,13 @@ impl Key {
     #[inline(always)]
     pub(super) fn of_short_in(text: &[u8], start: usize, len: usize) -> Key {
         debug_assert!((1..=8).contains(&len) && start + 8 <= text.len());
-        Key { first: load8(text, start) & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
+        Key::short(load8(text, start), len)
+    }
+
+    /// The key of a piece of 1 to 8 bytes that are the first `len` of `word`'s (little-endian).
+    #[inline(always)]
+    fn short(word: u64, len: usize) -> Key {
+        Key { first: word & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
     }
 
     /// `of_short_in` without the check that 8 bytes of the text are there from `start`.
@@ -86,7 +92,7 @@ impl Key {
         debug_assert!((1..=8).contains(&len) && start + 8 <= text.len());
         // SAFETY: the caller guarantees the 8 bytes; an unaligned read of them.
         let word = u64::from_le(unsafe { text.as_ptr().add(start).cast::<u64>().read_unaligned() });
-        Key { first: word & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
+        Key::short(word, len)
     }
 
     /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches the low bits, which

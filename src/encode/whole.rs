@@ -214,21 +214,7 @@ impl WholeTable {
     /// the id the piece encodes to); NONE if not.
     #[inline(always)]
     pub(super) fn get_up_to_8(&self, key: Key, hash: u64) -> u32 {
-        debug_assert!((1..=8).contains(&key.len));
-        let mask = self.short_mask;
-        let mut at = (hash >> 32) as usize & mask;
-        loop {
-            debug_assert!(at < self.short.len());
-            // SAFETY: `at` is masked by `short_mask`, which is `short.len() - 1` (`new` makes at least 16 slots).
-            let slot = unsafe { self.short.get_unchecked(at) };
-            if slot.bytes == key.first && slot.len as u64 == key.len {
-                return slot.id;
-            }
-            if slot.len == 0 {
-                return NONE;
-            }
-            at = (at + 1) & mask;
-        }
+        self.short_finder().find(key, hash).unwrap_or(NONE)
     }
 
     /// The table of pieces of 1 to 8 bytes as a `ShortFinder` (its pointer and mask, for a loop to keep in

@@ -183,14 +183,27 @@ pub trait PieceSink<'t> {
     /// splitter's work in between). The piece from the last start goes on into the next block.
     #[inline(always)]
     fn pieces_to(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
-        let (mut start, mut starts) = (pos, starts);
-        while starts != 0 {
-            let end = base + starts.trailing_zeros() as usize;
-            starts &= starts - 1;
+        for (start, end) in block_pieces(pos, base, starts) {
             self.piece_in(text, start, end);
-            start = end;
         }
     }
+}
+
+/// The (start, end) of the pieces `PieceSink::pieces_to` is given: from `pos` to the first start of `starts`
+/// (bit i: a piece starts at `base + i`), then from each start to the next.
+#[inline(always)]
+pub fn block_pieces(pos: usize, base: usize, starts: u64) -> impl Iterator<Item = (usize, usize)> {
+    let (mut start, mut starts) = (pos, starts);
+    std::iter::from_fn(move || {
+        if starts == 0 {
+            return None;
+        }
+        let end = base + starts.trailing_zeros() as usize;
+        starts &= starts - 1;
+        let piece = (start, end);
+        start = end;
+        Some(piece)
+    })
 }
 
 impl<'t, F: FnMut(&'t str)> PieceSink<'t> for F {
