@@ -1,5 +1,5 @@
-//! Arrays on 2 MB pages for the shared tables that pieces probe at random: the whole-token table (`whole.rs`)
-//! and the backtracker's pair table (`backtrack.rs`).
+//! Arrays on 2 MB pages for the tables that pieces probe at random: the shared whole-token table (`whole.rs`)
+//! and the backtracker's pair table (`backtrack.rs`), and each thread's seen table once it is 2 MB (`caches.rs`).
 //!
 //! Performance notes:
 //! - Nearly every piece probes the whole-token table at a random slot: 6 MB for o200k_base (4 MB of short
