@@ -9,7 +9,7 @@ use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
 use crate::encode::piece::PieceError;
 use crate::error::{Error, ErrorKind, Result, py_repr, try_reserve};
-use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher, block_pieces};
+use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher, block_pieces, last_start};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
 
@@ -673,9 +673,8 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
     /// random letters, base64 and multilingual text the same.
     #[inline(always)]
     fn pieces_to(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
-        debug_assert!(starts != 0);
         // Where the block's last piece ends (the next one starts).
-        let last = base + (63 - starts.leading_zeros() as usize);
+        let last = last_start(base, starts);
         let room = self.ids.capacity() - self.ids.len() >= last - pos
             || (last - pos < u32::MAX as usize && self.grow_ids(&text[pos..last]).is_ok());
         if self.stopped.is_none() && room && last + 8 <= text.len() {
@@ -697,45 +696,34 @@ impl<'t> EncodeSink<'_, 't> {
     #[inline(always)]
     fn pieces_before_the_end(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
         let bytes = text.as_bytes();
-        let last = base + (63 - starts.leading_zeros() as usize);
-        debug_assert!(last + 8 <= bytes.len());
-        debug_assert!(self.ids.capacity() - self.ids.len() >= last - pos);
+        debug_assert!(last_start(base, starts) + 8 <= bytes.len());
+        debug_assert!(self.ids.capacity() - self.ids.len() >= last_start(base, starts) - pos);
         let mut len = self.ids.len();
         let mut out = self.ids.as_mut_ptr();
         let whole = self.encoder.whole_finder();
         for (start, end) in block_pieces(pos, base, starts) {
-            let result = if end - start <= 8 {
-                // SAFETY: every piece of the block ends 8 bytes or more before the text's end (checked by the
-                // caller for the last one).
-                match unsafe { whole.at(bytes, start, end - start) } {
-                    Some(id) => {
-                        // SAFETY: room for the block's ids, at most one per byte, was made (`pieces_to`); the
-                        // pieces before this one took at most one id per byte of theirs.
-                        unsafe { out.add(len).write(id) };
-                        len += 1;
-                        continue;
-                    }
-                    None => {
-                        // SAFETY: the ids up to `len` were written.
-                        unsafe { self.ids.set_len(len) };
-                        let result = self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids);
-                        (len, out) = (self.ids.len(), self.ids.as_mut_ptr());
-                        result
-                    }
-                }
+            let short = end - start <= 8;
+            // SAFETY: every piece of the block ends 8 bytes or more before the text's end (checked by the caller
+            // for the last one).
+            if short && let Some(id) = unsafe { whole.at(bytes, start, end - start) } {
+                // SAFETY: room for the block's ids, at most one per byte, was made (`pieces_to`); the pieces
+                // before this one took at most one id per byte of theirs.
+                unsafe { out.add(len).write(id) };
+                len += 1;
+                continue;
+            }
+            // SAFETY: the ids up to `len` were written.
+            unsafe { self.ids.set_len(len) };
+            let result = if short {
+                self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids)
             } else {
-                // SAFETY: as above.
-                unsafe { self.ids.set_len(len) };
-                let result = self.encoder.encode_next_in(bytes, start, end, self.scratch, self.ids);
-                (len, out) = (self.ids.len(), self.ids.as_mut_ptr());
-                result
+                self.encoder.encode_next_in(bytes, start, end, self.scratch, self.ids)
             };
             if result.is_err() {
-                // SAFETY: as above.
-                unsafe { self.ids.set_len(len) };
                 self.stop_on(&text[start..end], result);
                 return;
             }
+            (len, out) = (self.ids.len(), self.ids.as_mut_ptr());
         }
         // SAFETY: as above.
         unsafe { self.ids.set_len(len) };

@@ -93,7 +93,7 @@ impl ShortFinder<'_> {
     #[inline(always)]
     pub(super) fn find(&self, key: Key, hash: u64) -> Option<u32> {
         debug_assert!((1..=8).contains(&key.len));
-        let mut at = (hash >> 32) as usize & self.mask;
+        let mut at = start(hash, self.mask + 1);
         loop {
             debug_assert!(at < self.slots.len());
             // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1` (`new` makes at least 16 slots).

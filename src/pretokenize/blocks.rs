@@ -906,7 +906,7 @@ fn split_with<'t, C: Classifier, R: Rules>(text: &'t str, sink: &mut impl PieceS
                     // The block's pieces at once: from the one being built to each start in the block.
                     if starts != 0 {
                         sink.pieces_to(text, pos, base, starts);
-                        pos = base + (BLOCK - 1 - starts.leading_zeros() as usize);
+                        pos = super::last_start(base, starts);
                     }
                 } else {
                     while starts != 0 {

@@ -189,6 +189,14 @@ pub trait PieceSink<'t> {
     }
 }
 
+/// Where the last piece of `starts` starts (bit i: a piece starts at `base + i`; at least one bit set): where the
+/// pieces `PieceSink::pieces_to` is given end.
+#[inline(always)]
+pub fn last_start(base: usize, starts: u64) -> usize {
+    debug_assert!(starts != 0);
+    base + (63 - starts.leading_zeros() as usize)
+}
+
 /// The (start, end) of the pieces `PieceSink::pieces_to` is given: from `pos` to the first start of `starts`
 /// (bit i: a piece starts at `base + i`), then from each start to the next.
 #[inline(always)]
