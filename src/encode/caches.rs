@@ -51,6 +51,17 @@ fn load4(b: &[u8], at: usize) -> u64 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as u64
 }
 
+/// `SHORT_MASKS[n]`: the low `n` bytes of a word (`n` up to 8; the rest, never asked for, all of it).
+static SHORT_MASKS: [u64; 16] = {
+    let mut masks = [u64::MAX; 16];
+    let mut n = 0;
+    while n < 8 {
+        masks[n] = (1 << (8 * n)) - 1;
+        n += 1;
+    }
+    masks
+};
+
 impl Key {
     /// Up to 8 bytes: the bytes themselves, zero-padded (little-endian), so that a piece's key can also come from
     /// one 8-byte load of the text it is in (`of_text`); longer: the first and the last 8 bytes.
@@ -81,7 +92,9 @@ impl Key {
     /// The key of a piece of 1 to 8 bytes that are the first `len` of `word`'s (little-endian).
     #[inline(always)]
     fn short(word: u64, len: usize) -> Key {
-        Key { first: word & (u64::MAX >> (64 - 8 * len)), last: 0, len: len as u64 }
+        debug_assert!((1..=8).contains(&len));
+        // A mask from a table rather than shifts by `64 - 8 * len`: two instructions per piece, not five.
+        Key { first: word & SHORT_MASKS[len & 15], last: 0, len: len as u64 }
     }
 
     /// `of_short_in` without the check that 8 bytes of the text are there from `start`.

@@ -128,7 +128,7 @@ impl WholeFinder<'_> {
     pub unsafe fn at(&self, text: &[u8], start: usize, len: usize) -> Option<u32> {
         // SAFETY: as the caller guarantees.
         let key = unsafe { Key::of_short_at(text, start, len) };
-        self.0.find(key, key.hash())
+        self.0.find(key)
     }
 }
 
@@ -371,7 +371,7 @@ impl PieceEncoder {
     #[inline(always)]
     pub fn whole_in(&self, text: &[u8], start: usize, len: usize) -> Option<u32> {
         let key = Key::of_short_in(text, start, len);
-        let id = self.whole.get_up_to_8(key, key.hash());
+        let id = self.whole.get_up_to_8(key);
         (id != NONE).then_some(id)
     }
 
@@ -451,7 +451,7 @@ impl PieceEncoder {
         padded[..piece.len()].copy_from_slice(piece);
         for len in 3..=SPANS_AHEAD_MOST.min(piece.len()) {
             for at in 0..=piece.len() - len {
-                self.whole.prefetch_up_to_8(Key::of_short_in(&padded, at, len).hash());
+                self.whole.prefetch_up_to_8(Key::of_short_in(&padded, at, len));
             }
         }
     }
