@@ -109,10 +109,11 @@ impl Key {
         Key::short(word, len)
     }
 
-    /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches the low bits, which
-    /// pick the front-table slot. (`h ^ (h >> 29)` of a 64-bit product left the top 20 bits of the key out of
-    /// them: " then", " they" and " them" shared a slot, and ~9.2% of 20 MB of English's pieces missed the
-    /// front table instead of ~6.6%, counted with gpt2.)
+    /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches every bit of the
+    /// hash. The seen table and the whole-token table of 9–16-byte pieces start probing at its bits from 32 up;
+    /// pieces of up to 8 bytes find their whole-token slot by a cheaper start of their own (`whole.rs`,
+    /// `short_start`). (`h ^ (h >> 29)` of a 64-bit product once left the top 20 bits of the key out of the low
+    /// bits a table then used: " then", " they" and " them" shared a slot.)
     #[inline]
     pub(super) fn hash(&self) -> u64 {
         let x = self.first ^ self.last.rotate_left(29) ^ self.len.rotate_left(53);
@@ -222,7 +223,7 @@ const SEEN_PASS_DOUBLINGS: u32 = 4;
 const SEEN_APART: u32 = 1024;
 
 /// An open-addressing table (linear probing) of pieces of up to 16 bytes, grown by doubling: where a piece
-/// that missed the front table is found in one or two cache lines, instead of the whole-token table and the
+/// that is no token is found in one or two cache lines, instead of the whole-token table and the
 /// byte-keyed cache (together ~4 cache misses: their control bytes, boxed keys and values).
 ///
 /// Its slots are on 2 MB pages once they fill one (2 and 4 MB: English grows the table there within its first
@@ -258,7 +259,7 @@ pub(super) enum Lookup {
 }
 
 impl Seen {
-    /// The slot probing starts at (the hash's high bits: the front table uses the low ones).
+    /// The slot probing starts at: the hash's bits from 32 up.
     #[inline(always)]
     fn start(&self, hash: u64) -> usize {
         (hash >> 32) as usize & (self.slots.len() - 1)
@@ -336,15 +337,14 @@ impl Seen {
         Entry { first: key.first, last: key.last, ids, len: key.len as u16, n: made.len() as u16 }
     }
 
-    /// The ids of an entry made by this table (or a copy of one, in the front table).
+    /// The ids of an entry made by this table.
     #[inline(always)]
     pub(super) fn ids<'a>(&'a self, entry: &'a Entry) -> &'a [u32] {
         let n = entry.n as usize;
         if n <= FRONT_IDS { &entry.ids[..n] } else { &self.overflow[entry.ids[0] as usize..][..n] }
     }
 
-    /// Whether the table is as full as it may be (the caller starts it afresh, and with it the front table,
-    /// whose entries may point into `overflow`).
+    /// Whether the table is as full as it may be (the caller starts it afresh).
     pub(super) fn full(&self) -> bool {
         self.slots.len() >= SEEN_MOST_SLOTS && 2 * (self.used + 1) > self.slots.len()
     }
@@ -491,8 +491,23 @@ mod tests {
         assert!(!Entry::default().holds(Key::of(b"\0\0")), "an empty slot holds no piece");
     }
 
-    /// Pieces that differ only in their last bytes start their probes at different slots (with the old hash, the
-    /// 676 pieces " thaa" … " thzz" shared 26 slots of the front table then in use).
+    /// A short piece's key from an 8-byte load of the text it is in, masked to its length, is `Key::of` the
+    /// piece: every length, and bytes that are not zero on either side.
+    #[test]
+    fn a_short_key_from_its_text_equals_the_pieces_key() {
+        let text: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37) | 0x80).collect();
+        for len in 1..=8 {
+            for start in 0..=text.len() - 8 {
+                let piece = &text[start..start + len];
+                assert_eq!(Key::of_short_in(&text, start, len), Key::of(piece), "{piece:?}");
+                // SAFETY: 8 bytes of `text` from `start`.
+                assert_eq!(unsafe { Key::of_short_at(&text, start, len) }, Key::of(piece), "{piece:?}");
+            }
+        }
+    }
+
+    /// Pieces that differ only in their last bytes start their probes at different slots (with an older hash,
+    /// the 676 pieces " thaa" … " thzz" shared 26 slots of the table then in use).
     #[test]
     fn slots_depend_on_every_byte_of_a_piece() {
         for prefix in [&b" th"[..], b"ing", b" ", b"abcdefghijk"] {

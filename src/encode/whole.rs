@@ -167,7 +167,7 @@ impl WholeTable {
             match bytes.len() {
                 0 => {}
                 1..=8 => {
-                    let mask = table.short.len() - 1;
+                    let mask = table.short_mask;
                     let mut at = short_start(key.first, table.short_shift);
                     while table.short[at].len != 0
                         && !(table.short[at].bytes == key.first && table.short[at].len as u64 == key.len)
@@ -296,5 +296,25 @@ mod tests {
         let twice = WholeTable::new([(&b"ab"[..], 7), (&b"ab"[..], 9)].into_iter(), &[NONE; 256]);
         assert_eq!(twice.get(b"ab", Key::of(b"ab"), Key::of(b"ab").hash()), 7);
         assert!(table.size_in_bytes() < 200_000);
+    }
+
+    /// Pieces of up to 8 bytes that differ only in their last bytes (the top bytes of their key) start at
+    /// different slots: the multiply carries every byte into the top bits `short_start` keeps.
+    #[test]
+    fn short_starts_depend_on_every_byte_of_a_piece() {
+        for prefix in [&b" th"[..], b"ing", b" ", b"abcdef"] {
+            let pieces: Vec<Vec<u8>> =
+                (b'a'..=b'z').flat_map(|x| (b'a'..=b'z').map(move |y| [prefix, &[x, y]].concat())).collect();
+            let starts: std::collections::HashSet<usize> =
+                pieces.iter().map(|p| short_start(Key::of(p).first, shift_for(1 << 15))).collect();
+            // 676 pieces in 32K slots: ~7 collide by chance.
+            assert!(
+                starts.len() >= 650,
+                "{:?}…: {} starts for 676 pieces",
+                String::from_utf8_lossy(prefix),
+                starts.len()
+            );
+            assert!(starts.iter().all(|&at| at < 1 << 15));
+        }
     }
 }
