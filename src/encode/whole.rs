@@ -163,7 +163,6 @@ impl WholeTable {
         let tokens = tokens.filter(|(bytes, _)| bytes.len() != 1);
         for (bytes, id) in singles.chain(tokens) {
             let key = Key::of(bytes);
-            let hash = key.hash();
             match bytes.len() {
                 0 => {}
                 1..=8 => {
@@ -181,7 +180,7 @@ impl WholeTable {
                 }
                 9..=16 => {
                     let mask = table.medium.len() - 1;
-                    let mut at = start(hash, table.medium.len());
+                    let mut at = start(key.hash(), table.medium.len());
                     while table.medium[at].len != 0
                         && !(table.medium[at].first == key.first
                             && table.medium[at].last == key.last
