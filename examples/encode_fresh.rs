@@ -59,7 +59,7 @@ fn main() {
         String::from_utf8_lossy(&bytes).replace("<|endoftext|>", "")
     };
     // Each document a string of its own, as Python's are. As slices of one string, the text's loads stalled
-    // where Python's did not: a prefetch of the text ahead gave +3–9 % here and nothing in Python (+2–5 % here
+    // where Python's did not: a prefetch of the text ahead gave +2–9 % here and nothing in Python (+2–5 % here
     // with separate strings: closer, not the same; judge memory-bound changes in Python too).
     let owned: Vec<String> = documents(&text).into_iter().map(String::from).collect();
     drop(text);
