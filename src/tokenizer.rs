@@ -705,7 +705,7 @@ impl<'t> EncodeSink<'_, 't> {
             let short = end - start <= 8;
             // SAFETY: every piece of the block ends 8 bytes or more before the text's end (checked by the caller
             // for the last one).
-            if short && let Some(id) = unsafe { whole.at(text, start, end - start) } {
+            if short && let Some(id) = unsafe { whole.at(bytes, start, end - start) } {
                 // SAFETY: room for the block's ids, at most one per byte, was made (`pieces_to`); the pieces
                 // before this one took at most one id per byte of theirs.
                 unsafe { out.add(len).write(id) };

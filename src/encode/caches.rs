@@ -112,7 +112,7 @@ impl Key {
     /// A folded multiply (the 128-bit product's halves xored): every bit of the key reaches every bit of the
     /// hash. The seen table and the whole-token table of 9–16-byte pieces start probing at its bits from 32 up;
     /// pieces of up to 8 bytes find their whole-token slot by a cheaper start of their own (`whole.rs`,
-    /// `short_product`). (`h ^ (h >> 29)` of a 64-bit product once left the top 20 bits of the key out of the low
+    /// `short_start`). (`h ^ (h >> 29)` of a 64-bit product once left the top 20 bits of the key out of the low
     /// bits a table then used: " then", " they" and " them" shared a slot.)
     #[inline]
     pub(super) fn hash(&self) -> u64 {

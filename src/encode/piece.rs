@@ -120,16 +120,15 @@ impl Units {
 pub struct WholeFinder<'a>(ShortFinder<'a>);
 
 impl WholeFinder<'_> {
-    /// `PieceEncoder::whole_in` for a piece of text, without checking that 8 bytes of `text` are there. (Text:
-    /// the lookup leaves out the check that only other bytes need, see `ShortFinder::find_in_text`.)
+    /// `PieceEncoder::whole_in`, without checking that 8 bytes of `text` are there.
     ///
     /// # Safety
     /// `start + 8 <= text.len()` (and `len` is 1 to 8).
     #[inline(always)]
-    pub unsafe fn at(&self, text: &str, start: usize, len: usize) -> Option<u32> {
+    pub unsafe fn at(&self, text: &[u8], start: usize, len: usize) -> Option<u32> {
         // SAFETY: as the caller guarantees.
-        let key = unsafe { Key::of_short_at(text.as_bytes(), start, len) };
-        self.0.find_in_text(key)
+        let key = unsafe { Key::of_short_at(text, start, len) };
+        self.0.find(key)
     }
 }
 

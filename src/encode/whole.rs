@@ -5,24 +5,16 @@
 //!
 //! Performance notes:
 //! - Flat open-addressing arrays (linear probing, at most 3/4 full), one per length class, with the key in the
-//!   slot: a lookup is one cache line, one or three integer compares. Pieces of up to 8 bytes (four fifths of
-//!   the OpenAI tokens) take 8-byte slots, eight to a line (`ShortSlot`): 512 KB for r50k, 1 MB for cl100k,
-//!   2 MB for o200k; 9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their
-//!   bytes. o200k's are on huge pages (`huge_pages.rs`, `HUGE_PAGES_FROM`).
-//! - The short slots were 16 bytes (the zero-padded bytes, the id, the length): 1 / 2 / 4 MB, of which the
-//!   block loop's probes and a new piece's span lookups read lines the caches no longer held. Packed into 8
-//!   bytes (the piece's bytes and length as one word, multiplied by an odd constant, which loses nothing: the
-//!   slot keeps the product's bits its index does not give): ~4 KB documents of English, `encode_to_numpy`, 3
-//!   alternated process pairs each (cold / steady): r50k +1.6–4.4 % / −1.4 to +6.7 %, cl100k +3.3–6.4 % /
-//!   +1–7.2 %, o200k +2.3–4.5 % / +0.7–7.2 %; Python source (o200k) the same within 2 %, base64 (cl100k, 4 MB)
-//!   1–12 % less time. The cost: a table has at least as many short slots as ids (for the OpenAI vocabularies,
-//!   the same number), and 8-byte tokens shaped as a shorter piece's word (`packed_key`) go to a side table.
+//!   slot: a lookup is one cache line, two or three integer compares. Pieces of up to 8 bytes (four fifths of
+//!   the OpenAI tokens) take 16-byte slots, four to a line: 1 MB for r50k, 2 MB for cl100k, 4 MB for o200k;
+//!   9–16 bytes take 32-byte slots (0.5 / 1 / 2 MB); the few longer tokens a hash map of their bytes. o200k's
+//!   are on huge pages (`huge_pages.rs`, `HUGE_PAGES_FROM`).
 //! - It replaced a `hashbrown` table of (key, id, boxed bytes) entries, which the per-thread "seen" table stood
 //!   in front of: every new piece then missed the seen table, found its token in the big table (control bytes,
 //!   then the entry) and was copied into the seen table, growing and rehashing it. Fresh English spent a fifth
 //!   of its instructions there (2 MB, r50k, callgrind); whole-token pieces no longer enter the seen table.
 //! - A piece of up to 8 bytes finds its slot from its bytes by one 64-bit multiply and a shift
-//!   (`short_product`), its bytes masked to its length by a mask from a table (`Key::short`), rather than by the
+//!   (`short_start`), its bytes masked to its length by a mask from a table (`Key::short`), rather than by the
 //!   folded 128-bit product of `Key::hash` and shifts by the length. 1 MB of English encoded a second time
 //!   (callgrind, r50k): 21.52 → 20.49 M instructions. ~4 KB documents, 10 MB cold then 10 MB steady, 6–8
 //!   alternated process pairs: r50k +3.3 % / +3.8 %, cl100k +5 % / +5 %, o200k +8 % / +3 %. The start's
@@ -37,49 +29,13 @@ use super::caches::Key;
 use super::huge_pages::{HugeSlice, Pages};
 use super::piece::NONE;
 
-/// A token of up to 8 bytes in one word: the low `64 - bits` bits of its packed key's product (`short_product`)
-/// above its id (the low `bits`, in a table of `2^bits` slots). The product's top `bits` bits are the slot's
-/// index, so the slot and its index hold the whole product, and the product (an odd multiplier) the whole
-/// packed key: a slot matches a piece exactly when `slot ^ (product << bits)` is below `2^bits`, and that is
-/// the id. `FREE` (an id of all ones, which no table uses) marks a free slot.
-type ShortSlot = u64;
-
-const FREE: ShortSlot = u64::MAX;
-
-/// The bytes no UTF-8 text holds: a piece's length is marked with one of them (see `packed_key`), so that no
-/// piece of text is ever mistaken for a shorter one.
-const NOT_IN_UTF8: [u8; 13] = [0xFF, 0xFE, 0xC0, 0xC1, 0xF5, 0xF6, 0xF7, 0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD];
-
-/// A piece of up to 8 bytes (`Key::first`, zero-padded) as one word: pieces of 1 to 7 bytes with `mark` in the
-/// byte after their last, so that no two of them share a word; pieces of 8 bytes as they are. An 8-byte piece
-/// whose highest non-zero byte is `mark` (a "twin", `is_twin`) has the word of a shorter piece: the table keeps
-/// 8-byte tokens of that shape apart (`WholeTable::twins`), and the lookup that sees any bytes asks for them
-/// there. Text never holds `mark` (one of `NOT_IN_UTF8`), so no piece of text is a twin.
-///
-/// ```text
-/// "ab"         → 0x0000_0000_00FF_6261   (mark 0xFF)
-/// "ab\xFF"    → 0x0000_0000_FFFF_6261
-/// "abcdefgh"   → 0x6867_6665_6463_6261
-/// ```
-#[inline(always)]
-fn packed_key(key: Key, mark: u64) -> u64 {
-    debug_assert!((1..=8).contains(&key.len));
-    // `mark << 1 << (8 * len - 1)`: the mark at byte `len`, and nothing for 8 bytes (shifted out).
-    key.first | ((mark << 1) << (8 * key.len - 1))
-}
-
-/// Whether an 8-byte piece's word (`Key::first`) is some shorter piece's packed word under `mark`: its highest
-/// non-zero byte, not its first, is `mark`.
-#[inline]
-fn is_twin(word: u64, mark: u64) -> bool {
-    let top = word.checked_ilog2().unwrap_or(0) / 8;
-    top > 0 && (word >> (8 * top)) & 0xFF == mark
-}
-
-/// The product a packed key is found by: its top bits are the slot probing starts at.
-#[inline(always)]
-fn short_product(packed: u64) -> u64 {
-    packed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+/// A token of up to 8 bytes (its bytes zero-padded, as `Key::first`); `len` 0: a free slot.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+struct ShortSlot {
+    bytes: u64,
+    id: u32,
+    len: u32,
 }
 
 /// A token of 9 to 16 bytes: its first and last 8 bytes.
@@ -95,16 +51,10 @@ struct MediumSlot {
 #[derive(Clone, Debug)]
 pub(super) struct WholeTable {
     short: HugeSlice<ShortSlot>,
-    /// `short.len() - 1` (its length is `2^short_bits`, at least 16, and more than the largest id) and `64 -
-    /// short_bits`: kept, so that a probe reads fields.
+    /// `short.len() - 1` (its length is a power of two, at least 16) and `shift_for(short.len())`: kept, so
+    /// that a probe reads fields.
     short_mask: usize,
     short_shift: u32,
-    short_bits: u32,
-    /// The byte that marks a short piece's length (`packed_key`), one of `NOT_IN_UTF8`.
-    mark: u64,
-    /// The 8-byte tokens that are twins under `mark` (`is_twin`), by their bytes: none in the OpenAI
-    /// vocabularies, whose 8-byte tokens hold no such byte.
-    twins: FxHashMap<u64, u32>,
     medium: HugeSlice<MediumSlot>,
     /// Tokens longer than 16 bytes.
     long: FxHashMap<Box<[u8]>, u32>,
@@ -139,71 +89,48 @@ fn start(hash: u64, slots: usize) -> usize {
     (hash >> 32) as usize & (slots - 1)
 }
 
-/// The shift that leaves the top `log2(slots)` bits of a product (`slots` a power of two).
+/// The slot probing for a piece of up to 8 bytes starts at, in a table of `2^(64 - shift)` slots: the top bits
+/// of its bytes (`Key::first`) times an odd constant. Not `Key::hash`: a piece's hash is on the path from its
+/// bytes to the load of its slot, once per piece of the block loop, and one 64-bit multiply and a shift are
+/// shorter than the folded 128-bit product, its xor, shift and mask (see the notes above). The length is left
+/// out (the slot holds it; pieces that differ only in length end in zero bytes and share a start).
+#[inline(always)]
+fn short_start(first: u64, shift: u32) -> usize {
+    (first.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+/// The shift `short_start` takes for a table of `slots` slots (a power of two).
 fn shift_for(slots: usize) -> u32 {
     u64::BITS - slots.trailing_zeros()
 }
 
-/// `WholeTable::get_up_to_8` with the table's slots and fields copied out (see `WholeTable::short_finder`).
+/// `WholeTable::get_up_to_8` with the table's slots and mask copied out (see `WholeTable::short_finder`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ShortFinder<'a> {
     slots: &'a [ShortSlot],
     mask: usize,
     shift: u32,
-    bits: u32,
-    mark: u64,
-    twins: &'a FxHashMap<u64, u32>,
 }
 
 impl ShortFinder<'_> {
-    /// The token a piece of 1 to 8 bytes is (given its key), if it is one of the table's: for any bytes.
+    /// The token a piece of 1 to 8 bytes is (given its key), if it is one of the table's.
     #[inline(always)]
     pub(super) fn find(&self, key: Key) -> Option<u32> {
-        if key.len == 8 && is_twin(key.first, self.mark) {
-            return self.twins.get(&key.first).copied();
-        }
-        self.find_in_text(key)
-    }
-
-    /// `find` for a piece of text (UTF-8, so never a twin: see `packed_key`): one probe and no check of the
-    /// shape, for the block loop.
-    #[inline(always)]
-    pub(super) fn find_in_text(&self, key: Key) -> Option<u32> {
-        debug_assert!(!(key.len == 8 && is_twin(key.first, self.mark)), "a twin looked up as text");
-        let product = short_product(packed_key(key, self.mark));
-        let mut at = (product >> self.shift) as usize;
-        let rest = product << self.bits;
-        let ids = (1u64 << self.bits) - 1;
+        debug_assert!((1..=8).contains(&key.len));
+        let mut at = short_start(key.first, self.shift);
         loop {
             debug_assert!(at < self.slots.len());
-            // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1` (or the top bits of a product for as
-            // many slots).
-            let slot = unsafe { *self.slots.get_unchecked(at) };
-            let id = slot ^ rest;
-            if id < ids {
-                return Some(id as u32);
+            // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1` (`new` makes at least 16 slots).
+            let slot = unsafe { self.slots.get_unchecked(at) };
+            if slot.bytes == key.first && slot.len as u64 == key.len {
+                return Some(slot.id);
             }
-            if slot & ids == ids {
+            if slot.len == 0 {
                 return None;
             }
             at = (at + 1) & self.mask;
         }
     }
-}
-
-/// The mark for a vocabulary's 8-byte tokens: the byte of `NOT_IN_UTF8` that the fewest of them are twins
-/// under (none, for any vocabulary trained on text).
-fn choose_mark<'a>(eight_byte_tokens: impl Iterator<Item = &'a [u8]>) -> u64 {
-    let mut twins = [0usize; 256];
-    for bytes in eight_byte_tokens {
-        let word = Key::of(bytes).first;
-        let top = word.checked_ilog2().unwrap_or(0) / 8;
-        if top > 0 {
-            twins[(word >> (8 * top)) as usize & 0xFF] += 1;
-        }
-    }
-    let fewest = NOT_IN_UTF8.iter().min_by_key(|&&b| twins[b as usize]).expect("13 bytes");
-    *fewest as u64
 }
 
 impl Default for WholeTable {
@@ -222,20 +149,13 @@ impl WholeTable {
         let count =
             |range: std::ops::RangeInclusive<usize>| tokens.clone().filter(|(b, _)| range.contains(&b.len())).count();
         let single_count = singles.iter().filter(|&&id| id != NONE).count();
-        // A short slot's id takes the index's bits: at least as many slots as ids, and one more (`FREE`).
-        let largest_id = tokens.clone().map(|(_, id)| id).chain(singles.iter().copied().filter(|&id| id != NONE)).max();
-        let for_ids = largest_id.map_or(0, |id| id as usize + 2).next_power_of_two();
-        let short_slots = slots_for(count(2..=8) + single_count).max(for_ids);
-        let medium_slots = slots_for(count(9..=16));
+        let (short_slots, medium_slots) = (slots_for(count(2..=8) + single_count), slots_for(count(9..=16)));
         let bytes = short_slots * size_of::<ShortSlot>() + medium_slots * size_of::<MediumSlot>();
         let pages = if bytes >= HUGE_PAGES_FROM { Pages::Huge } else { Pages::Small };
         let mut table = WholeTable {
-            short: HugeSlice::filled(short_slots, FREE, pages),
+            short: HugeSlice::filled(short_slots, ShortSlot::default(), pages),
             short_mask: short_slots - 1,
             short_shift: shift_for(short_slots),
-            short_bits: short_slots.trailing_zeros(),
-            mark: choose_mark(tokens.clone().map(|(bytes, _)| bytes).filter(|bytes| bytes.len() == 8)),
-            twins: FxHashMap::default(),
             medium: HugeSlice::filled(medium_slots, MediumSlot::default(), pages),
             long: FxHashMap::default(),
         };
@@ -245,18 +165,17 @@ impl WholeTable {
             let key = Key::of(bytes);
             match bytes.len() {
                 0 => {}
-                // A token listed twice keeps its first id (as a piece looked up whole would have found).
-                8 if is_twin(key.first, table.mark) => {
-                    table.twins.entry(key.first).or_insert(id);
-                }
                 1..=8 => {
-                    if table.short_finder().find_in_text(key).is_none() {
-                        let product = short_product(packed_key(key, table.mark));
-                        let mut at = (product >> table.short_shift) as usize;
-                        while table.short[at] != FREE {
-                            at = (at + 1) & table.short_mask;
-                        }
-                        table.short[at] = (product << table.short_bits) | id as u64;
+                    let mask = table.short_mask;
+                    let mut at = short_start(key.first, table.short_shift);
+                    while table.short[at].len != 0
+                        && !(table.short[at].bytes == key.first && table.short[at].len as u64 == key.len)
+                    {
+                        at = (at + 1) & mask;
+                    }
+                    // A token listed twice keeps its first id (as a piece looked up whole would have found).
+                    if table.short[at].len == 0 {
+                        table.short[at] = ShortSlot { bytes: key.first, id, len: key.len as u32 };
                     }
                 }
                 9..=16 => {
@@ -326,20 +245,13 @@ impl WholeTable {
     /// registers).
     #[inline(always)]
     pub(super) fn short_finder(&self) -> ShortFinder<'_> {
-        ShortFinder {
-            slots: &self.short,
-            mask: self.short_mask,
-            shift: self.short_shift,
-            bits: self.short_bits,
-            mark: self.mark,
-            twins: &self.twins,
-        }
+        ShortFinder { slots: &self.short, mask: self.short_mask, shift: self.short_shift }
     }
 
     /// Starts loading the slot where a piece of 1 to 8 bytes with this key is first looked for.
     #[inline(always)]
     pub(super) fn prefetch_up_to_8(&self, key: Key) {
-        crate::prefetch(&self.short[(short_product(packed_key(key, self.mark)) >> self.short_shift) as usize]);
+        crate::prefetch(&self.short[short_start(key.first, self.short_shift)]);
     }
 
     /// The token a piece of more than 16 bytes is, if it is one of the table's; NONE if not.
@@ -386,16 +298,14 @@ mod tests {
     }
 
     /// Pieces of up to 8 bytes that differ only in their last bytes (the top bytes of their key) start at
-    /// different slots: the multiply carries every byte into the top bits the table's index keeps.
+    /// different slots: the multiply carries every byte into the top bits `short_start` keeps.
     #[test]
     fn short_starts_depend_on_every_byte_of_a_piece() {
         for prefix in [&b" th"[..], b"ing", b" ", b"abcdef"] {
             let pieces: Vec<Vec<u8>> =
                 (b'a'..=b'z').flat_map(|x| (b'a'..=b'z').map(move |y| [prefix, &[x, y]].concat())).collect();
-            let starts: std::collections::HashSet<usize> = pieces
-                .iter()
-                .map(|p| (short_product(packed_key(Key::of(p), 0xFF)) >> shift_for(1 << 15)) as usize)
-                .collect();
+            let starts: std::collections::HashSet<usize> =
+                pieces.iter().map(|p| short_start(Key::of(p).first, shift_for(1 << 15))).collect();
             // 676 pieces in 32K slots: ~7 collide by chance.
             assert!(
                 starts.len() >= 650,
@@ -405,69 +315,5 @@ mod tests {
             );
             assert!(starts.iter().all(|&at| at < 1 << 15));
         }
-    }
-
-    /// Pieces of 1 to 7 bytes never share a packed word, whatever their bytes (the mark among them, and zeros):
-    /// all 1- and 2-byte pieces, and longer ones built from the bytes most likely to confuse the packing.
-    #[test]
-    fn packed_words_of_shorter_pieces_are_distinct() {
-        let tricky = [0x00u8, 0x01, 0x61, 0xFE, 0xFF];
-        let mut pieces: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        pieces.extend((0..=255u8).flat_map(|a| (0..=255u8).map(move |b| vec![a, b])));
-        for len in 3..=7u32 {
-            for n in 0..tricky.len().pow(len.min(5)) {
-                let mut p: Vec<u8> = (0..len.min(5)).map(|i| tricky[n / tricky.len().pow(i) % tricky.len()]).collect();
-                p.resize(len as usize, 0xFF);
-                pieces.push(p);
-            }
-        }
-        let mut seen = std::collections::HashMap::new();
-        for p in &pieces {
-            if let Some(other) = seen.insert(packed_key(Key::of(p), 0xFF), p.clone()) {
-                assert_eq!(&other, p, "two pieces share a packed word");
-            }
-        }
-    }
-
-    /// An 8-byte piece whose highest non-zero byte is the mark (a twin) is never found as the shorter piece
-    /// it shares a word with, as a token or as a query, whichever mark the table chose.
-    #[test]
-    fn twins_are_found_only_as_themselves() {
-        // "ab" and "ab\xFF\0\0\0\0\0" share a word under the mark 0xFF.
-        let twin = b"ab\xFF\0\0\0\0\0";
-        let short_only = WholeTable::new([(&b"ab"[..], 3)].into_iter(), &[NONE; 256]);
-        assert_eq!(short_only.get_up_to_8(Key::of(twin)), NONE);
-        assert_eq!(short_only.get_up_to_8(Key::of(b"ab")), 3);
-        let both = WholeTable::new([(&b"ab"[..], 3), (&twin[..], 4)].into_iter(), &[NONE; 256]);
-        assert_eq!(both.get_up_to_8(Key::of(twin)), 4);
-        assert_eq!(both.get_up_to_8(Key::of(b"ab")), 3);
-        assert_ne!(both.mark, 0xFF, "a mark no 8-byte token is a twin under");
-        // Twins under every mark a table may choose: some stay twins, kept apart and still found.
-        let mut tokens: Vec<Vec<u8>> = vec![b"ab".to_vec(), b"abcdefg".to_vec()];
-        for &mark in &NOT_IN_UTF8 {
-            tokens.push([&b"abcdefg"[..], &[mark]].concat());
-            tokens.push([&b"ab"[..], &[mark], &[0; 5]].concat());
-        }
-        let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)), &[NONE; 256]);
-        assert!(!table.twins.is_empty());
-        for (id, t) in tokens.iter().enumerate() {
-            assert_eq!(table.get_up_to_8(Key::of(t)), id as u32, "{t:?}");
-        }
-        for absent in [&b"abcdefg\x01"[..], b"ab\x01\0\0\0\0\0", b"abcdef"] {
-            assert_eq!(table.get_up_to_8(Key::of(absent)), NONE, "{absent:?}");
-        }
-    }
-
-    /// The ids a short slot holds take the index's bits: a table of few short tokens but large ids still finds
-    /// them (it has at least as many slots as ids).
-    #[test]
-    fn large_ids_fit_their_slots() {
-        let tokens: Vec<(Vec<u8>, u32)> = (0..40u32).map(|i| (format!("t{i}").into_bytes(), 100_000 + i)).collect();
-        let table = WholeTable::new(tokens.iter().map(|(t, id)| (t.as_slice(), *id)), &[NONE; 256]);
-        for (t, id) in &tokens {
-            assert_eq!(table.get_up_to_8(Key::of(t)), *id);
-        }
-        assert_eq!(table.get_up_to_8(Key::of(b"t40")), NONE);
-        assert!(table.short.len() > 100_040);
     }
 }
