@@ -10,6 +10,13 @@
 //! the units can make (3 bytes per UCS-2 unit): sizing it exactly first took a third more instructions, and the
 //! text is freed when its call returns. Trying the eight-unit copy at every unit, not only after an ASCII one, cost
 //! multilingual text 70 % more in this function.
+//!
+//! A str a process made a while ago is in no cache, and this loop reads it faster than the hardware prefetcher
+//! fetches it: perf put 44 % of this function's samples on the first use of a loaded unit (r50k, ~4 KB English
+//! documents, a quarter of them UCS-2 for a curly quote; 4–6 % of the encoding call). The first 512 units' lines
+//! are now requested at once, and each ASCII run asks for the line 512 units ahead: 6 alternated process pairs,
+//! `encode_to_numpy` per document, cold +0.6–4.6 %, steady +0.8–4.3 % (every pair faster); multilingual text
+//! (o200k) cold +0.5–3.6 %, steady the same.
 
 use crate::error::Error;
 
@@ -65,6 +72,9 @@ pub fn push_ucs4(units: &[u32], out: &mut String) -> Result<(), NoUtf8> {
     push_code_points::<u32, 4>(units, out)
 }
 
+/// How far ahead of the unit being read `push_code_points` asks for the text (UCS-2: 1 KB, 16 lines).
+const PREFETCH_UNITS: usize = 512;
+
 /// Code points, one per unit, as UTF-8 appended to `out` (not if one is a surrogate or above U+10FFFF: then `out`
 /// is as it was). One pass, into room for the longest UTF-8 the units can have (`MAX_BYTES` each): a first pass
 /// to size it exactly cost a third more instructions (callgrind), and the text is freed when its call returns.
@@ -79,6 +89,10 @@ fn push_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(units: &[T], ou
     let room = &mut out.spare_capacity_mut()[..most];
     let mut at = 0;
     let mut i = 0;
+    // The text's first lines requested together rather than one miss after another (see the notes above).
+    for unit in units.iter().take(PREFETCH_UNITS).step_by(64 / size_of::<T>()) {
+        crate::prefetch(unit);
+    }
     while let Some(&unit) = units.get(i) {
         i += 1;
         let c: u32 = unit.into();
@@ -87,6 +101,9 @@ fn push_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(units: &[T], ou
             at += 1;
             // More ASCII likely follows: eight units at a time (one bounds check, one compare of their OR).
             while let (Some(eight), Some(dst)) = (units.get(i..i + 8), room.get_mut(at..at + 8)) {
+                if let Some(ahead) = units.get(i + PREFETCH_UNITS) {
+                    crate::prefetch(ahead);
+                }
                 if eight.iter().fold(0u32, |acc, &u| acc | u.into()) >= 0x80 {
                     break;
                 }
