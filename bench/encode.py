@@ -749,9 +749,6 @@ def merge(row: dict, result: dict) -> None:
         row[k] = min(row.get(k, float("inf")), result[k])
     if result.get("peak_rss_mb"):
         row["peak_rss_mb"] = max(row.get("peak_rss_mb") or 0, result["peak_rss_mb"])
-    if "cold" in result["phases"] and "english" in result["phases"]:
-        pair = {ph: result["phases"][ph]["seconds"] for ph in ("cold", "english")}
-        row.setdefault("english_same_process_s", []).append(pair)
     for phase, p in result["phases"].items():
         kept = row["phases"].get(phase)
         if kept is None:
@@ -870,10 +867,11 @@ def english_beside(rows: list[dict], worst: dict, key: str) -> tuple[float, str]
         if key == worst["key"]
         else find(rows, case="worst", input=worst["input"], encoding=worst["encoding"], key=key)
     )
-    pairs = (row or {}).get("english_same_process_s")
-    if pairs:
-        quickest = min(pairs, key=lambda pair: pair["cold"])
-        return row["mb"]["english"] / quickest["english"], "same process"
+    phases = (row or {}).get("phases", {})
+    if "english" in phases:
+        # Every process that finished timed both phases, so their `runs_s` are in the same order of processes.
+        cold, english = phases["cold"]["runs_s"], phases["english"]["runs_s"]
+        return row["mb"]["english"] / english[cold.index(min(cold))], "same process"
     single = find(rows, case="single", encoding=worst["encoding"], key=key)
     if single and "mb_per_s" in single:
         return single["mb_per_s"]["cold"], "one-call case"
