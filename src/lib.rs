@@ -2,14 +2,15 @@
 //!
 //! One module per stage: `pretokenize` (special tokens, pattern split), `train` (word counts → merges),
 //! `encode` (merges applied to pieces), `vocab` (tokens and ids), `formats` (files, one module per format),
-//! `tokenizer` (the pipeline), `utf8` (Python's str storage as UTF-8). `bindings` holds the PyO3 bindings only,
-//! one file per Python class.
+//! `tokenizer` (the pipeline), `id_room` (the vector a long text's ids are written into), `utf8` (Python's str
+//! storage as UTF-8). `bindings` holds the PyO3 bindings only, one file per Python class.
 
 pub mod cpu;
 pub mod cutting;
 pub mod encode;
 pub mod error;
 pub mod formats;
+pub mod id_room;
 pub mod pretokenize;
 pub mod progress;
 pub mod tokenizer;

@@ -9,6 +9,7 @@ use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
 use crate::encode::piece::PieceError;
 use crate::error::{Error, ErrorKind, Result, py_repr, try_reserve};
+use crate::id_room;
 use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher, block_pieces, last_start};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
@@ -54,11 +55,12 @@ impl Tokenizer {
         })
     }
 
-    /// Encodes `text` to ids.
+    /// Encodes `text` to ids (a long text's in a vector reserved for them once: `id_room`).
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
         let mut ids = Vec::new();
-        try_reserve(&mut ids, text.len() / 3 + 1, IDS)?;
+        let room = id_room::reserve(&mut ids, text.len())?;
         self.encode_append(text, policy, &mut ids)?;
+        room.finish(&mut ids);
         Ok(ids)
     }
 
@@ -77,7 +79,7 @@ impl Tokenizer {
     ) -> Result<Vec<u32>> {
         let specials_split = policy.allowed.iter().chain(&policy.disallowed).any(|&on| on);
         let mut ids = Vec::new();
-        try_reserve(&mut ids, size_hint / 3 + 1, IDS)?;
+        let room = id_room::reserve(&mut ids, size_hint)?;
         let mut buffer = String::new();
         // Characters encoded so far; bytes of the buffer already searched for a cut.
         let (mut chars_before, mut scanned) = (0usize, 0usize);
@@ -92,6 +94,7 @@ impl Tokenizer {
                 let part = &buffer[..at];
                 self.encode_append(part, policy, &mut ids).map_err(|e| at_character_from(e, chars_before))?;
                 if !more {
+                    room.finish(&mut ids);
                     return Ok(ids);
                 }
                 chars_before += part.chars().count();
@@ -750,10 +753,10 @@ impl<'t> EncodeSink<'_, 't> {
     }
 
     /// Room for the ids of `piece` and, at the rate of ids per byte so far, of the rest of the text (an eighth
-    /// more), so that a text that needs more ids than reserved up front (`encode`: a third of its bytes) moves
-    /// them once rather than at each doubling. 10 MB of base64 (o200k, 6.8 M ids) moved twice, 3.3 M → 6.7 M →
-    /// 13.3 M ids, each time into pages new to the process; now once, to ~7 M (first call 490–531 → 321–335
-    /// ms). At least half as much again as is there, so that a rate that keeps rising still grows geometrically
+    /// more), so that a text that needs more ids than reserved up front (`id_room::reserve`) moves them once
+    /// rather than at each doubling. 10 MB of base64 (o200k, 6.8 M ids) moved twice, 3.3 M → 6.7 M → 13.3 M
+    /// ids, each time into pages new to the process; then once, to ~7 M (first call 490–531 → 321–335 ms; it
+    /// now has room for an id per byte from the start). At least half as much again as is there, so that a rate that keeps rising still grows geometrically
     /// — but never more than the bytes left in the text, as no id takes less than a byte: the block loop asks
     /// room for a block's bytes, and near the end of a text whose up-front room was just enough (4 MB of random
     /// digits, o200k: 1.33 M ids) that grew the ids by half, 5.3 → 8 MB, and then moved them back to fit.
@@ -929,21 +932,22 @@ mod tests {
         assert!(same, "ids differ from encoding one text at a time");
     }
 
-    /// A text whose ids just fill the room reserved up front (a third of its bytes) grows it, near its end, by
-    /// no more than the bytes left (a block's worth), not by half the ids.
+    /// A text whose ids just fill the room reserved up front (a third of its bytes, below `id_room::WHOLE_ROOM`)
+    /// grows it, near its end, by no more than the bytes left (a block's worth), not by half the ids.
     #[test]
     fn ids_that_just_fit_grow_by_no_more_than_the_bytes_left() {
         let tok = trained(&[(" ab", 5)], 270, Mode::Byte, None);
         let policy = all(&tok, false);
-        let text = " ab".repeat(100_000);
+        let text = " ab".repeat(80_000);
+        assert!(text.len() < *id_room::WHOLE_ROOM.start());
         let ids = tok.encode(&text, &policy).unwrap();
-        assert_eq!(ids.len(), 100_000, "\" ab\" is one token");
+        assert_eq!(ids.len(), 80_000, "\" ab\" is one token");
         assert!(ids.capacity() <= ids.len() + 128, "{} ids, room for {}", ids.len(), ids.capacity());
     }
 
-    /// A text that needs more ids than reserved up front (a third of its bytes) grows its ids by the rate so
-    /// far, once, rather than doubling; one whose rate rises midway grows again. Either way the ids are the
-    /// pieces' own.
+    /// A text that needs more ids than reserved up front (a third of its bytes, below `id_room::WHOLE_ROOM`)
+    /// grows its ids by the rate so far, once, rather than doubling; one whose rate rises midway grows again.
+    /// Either way the ids are the pieces' own.
     #[test]
     fn ids_grow_by_the_rate_so_far() {
         let tok = trained(&[("hello", 5), (" world", 3)], 270, Mode::Byte, None);
@@ -953,9 +957,10 @@ mod tests {
         assert_eq!(ids, tok.encode("q,", &policy).unwrap().repeat(100_000));
         // Doubling from a third of the bytes would have ended at 267 K ids of room.
         assert!(ids.capacity() <= ids.len() * 9 / 8 + 64, "{} ids, room for {}", ids.len(), ids.capacity());
-        let mixed = format!("{}{dense}", " hello world".repeat(20_000));
+        let mixed = format!("{}{dense}", " hello world".repeat(4_000));
+        assert!(mixed.len() < *id_room::WHOLE_ROOM.start());
         let ids = tok.encode(&mixed, &policy).unwrap();
-        let mut expected = tok.encode(&" hello world".repeat(20_000), &policy).unwrap();
+        let mut expected = tok.encode(&" hello world".repeat(4_000), &policy).unwrap();
         expected.extend(tok.encode(&dense, &policy).unwrap());
         assert_eq!(ids, expected);
     }

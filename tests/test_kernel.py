@@ -194,6 +194,29 @@ def test_encode_to_numpy_is_encode_as_an_owned_uint32_array(encodings):
     assert tok.encode_to_numpy(big).tolist() == enc.encode(big)
 
 
+def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):
+    # Texts from 256 KB get room for an id per byte, handed over with the unused room given back (id_room.rs):
+    # random digits and base64 need more than the third reserved before, UCS-2 comes in windows.
+    import numpy as np
+
+    tok, enc = encodings["r50k_base"]
+    rng = random.Random(26)
+    digits = "".join(rng.choices(string.digits, k=300_000))
+    base64ish = "".join(rng.choices(string.ascii_letters + string.digits + "+/", k=1_100_000))
+    curly = ("“Quoted,” she said — " + "".join(rng.choices(string.ascii_lowercase + " ", k=97))) * 6_000
+    for text in (digits, base64ish, curly, digits[:1000]):
+        ids = tok.encode_to_numpy(text)
+        assert ids.dtype == np.uint32 and ids.flags.writeable
+        assert ids.tolist() == enc.encode(text)
+        ids[-1] = 0
+    flat, offsets = tok.encode_batch_to_numpy([digits, base64ish, curly], threads=1)
+    assert flat.tolist() == enc.encode(digits) + enc.encode(base64ish) + enc.encode(curly)
+    assert offsets.tolist()[1] == len(enc.encode(digits))
+    with pytest.raises(ValueError, match="special token"):  # an error ends one before its ids are all written
+        tok.encode_to_numpy(base64ish + "<|endoftext|>")
+    assert tok.encode_to_numpy(base64ish).tolist() == enc.encode(base64ish)
+
+
 def test_encode_to_numpy_of_one_text_takes_every_option(encodings):
     # Any special-token rule or dtype for one text goes straight to the core too (not through the batch path).
     import numpy as np

@@ -148,7 +148,7 @@ fn encode_in_order(
     texts: usize,
 ) -> Result<(Vec<u32>, Vec<usize>), Error> {
     let mut ids = Vec::new();
-    crate::error::try_reserve(&mut ids, bytes / 3 + 1, "the token ids")?;
+    let room = crate::id_room::reserve(&mut ids, bytes)?;
     let placing = Mutex::new(Placing {
         ids,
         ends: Vec::with_capacity(texts),
@@ -189,7 +189,11 @@ fn encode_in_order(
     let p = placing.into_inner().unwrap_or_else(PoisonError::into_inner);
     match p.failed {
         Some((_, e)) => Err(e),
-        None => Ok((p.ids, p.ends)),
+        None => {
+            let mut ids = p.ids;
+            room.finish(&mut ids);
+            Ok((ids, p.ends))
+        }
     }
 }
 
@@ -211,10 +215,8 @@ fn offsets_of(ends: &[usize]) -> Vec<i64> {
     std::iter::once(0).chain(ends.iter().map(|&end| end as i64)).collect()
 }
 
-/// `ids` without much unused capacity (the array keeps the vector's whole allocation alive).
+/// `ids` without much unused room (the array keeps the vector's whole allocation alive): `id_room::fit`.
 fn fitted(mut ids: Vec<u32>) -> Vec<u32> {
-    if ids.capacity() - ids.len() > ids.len() / 8 + 64 {
-        ids.shrink_to_fit();
-    }
+    crate::id_room::fit(&mut ids);
     ids
 }

@@ -1,5 +1,6 @@
 //! Arrays on 2 MB pages for the tables that pieces probe at random: the shared whole-token table (`whole.rs`)
 //! and the backtracker's pair table (`backtrack.rs`), and each thread's seen table once it is 2 MB (`caches.rs`).
+//! (`crate::id_room` asks for them, with `HUGE_PAGE` and `huge_pages_on_advice`, for a long text's ids.)
 //!
 //! Performance notes:
 //! - Nearly every piece probes the whole-token table at a random slot: 6 MB for o200k_base (4 MB of short
@@ -22,7 +23,7 @@ use std::ops::{Deref, DerefMut};
 
 /// The size of a transparent huge page on x86-64 and on aarch64 with 4 KB pages.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 /// Which pages an array is asked to be on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,9 +135,27 @@ fn map_huge<T>(len: usize) -> Option<std::ptr::NonNull<T>> {
 #[cfg(target_os = "linux")]
 fn mapped_bytes<T>(len: usize) -> Option<usize> {
     let bytes = len.checked_mul(size_of::<T>())?;
-    // SAFETY: sysconf reads a constant of the system.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)?;
+    let page = page_size();
     (bytes >= HUGE_PAGE && page <= HUGE_PAGE).then(|| bytes.next_multiple_of(page))
+}
+
+/// The system's page size in bytes (4 KB if it cannot be read).
+#[cfg(target_os = "linux")]
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
+
+/// Whether the system gives transparent huge pages to memory advised for them and to no other (its `madvise`
+/// mode; read once): then advice changes something, and withdrawing it (`MADV_NOHUGEPAGE`) restores the
+/// default. In `always` mode aligned memory gets them unasked, in `never` mode none does.
+#[cfg(target_os = "linux")]
+pub(crate) fn huge_pages_on_advice() -> bool {
+    static ON_ADVICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON_ADVICE.get_or_init(|| {
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .is_ok_and(|mode| mode.contains("[madvise]"))
+    })
 }
 
 impl<T: Copy> Drop for HugeSlice<T> {

@@ -6,7 +6,7 @@
 
 mod backtrack;
 pub mod caches;
-mod huge_pages;
+pub(crate) mod huge_pages;
 mod merge;
 mod pair_table;
 pub mod piece;
