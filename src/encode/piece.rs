@@ -130,6 +130,17 @@ impl WholeFinder<'_> {
         let key = unsafe { Key::of_short_at(text, start, len) };
         self.0.find(key)
     }
+
+    /// Starts loading the slot `at` looks at first for the same piece.
+    ///
+    /// # Safety
+    /// As for `at`: `start + 8 <= text.len()` (and `len` is 1 to 8).
+    #[inline(always)]
+    pub unsafe fn prefetch_at(&self, text: &[u8], start: usize, len: usize) {
+        // SAFETY: as the caller guarantees.
+        let key = unsafe { Key::of_short_at(text, start, len) };
+        self.0.prefetch(key)
+    }
 }
 
 #[derive(Clone, Debug)]

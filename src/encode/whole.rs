@@ -113,6 +113,14 @@ pub(super) struct ShortFinder<'a> {
 }
 
 impl ShortFinder<'_> {
+    /// Starts loading the slot `find` looks at first for `key`.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, key: Key) {
+        let at = short_start(key.first, self.shift) & self.mask;
+        // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1`.
+        crate::prefetch(unsafe { self.slots.get_unchecked(at) });
+    }
+
     /// The token a piece of 1 to 8 bytes is (given its key), if it is one of the table's.
     #[inline(always)]
     pub(super) fn find(&self, key: Key) -> Option<u32> {
