@@ -36,8 +36,9 @@ pub const WHOLE_ROOM: RangeInclusive<usize> = (256 << 10)..=(64 << 20);
 /// the allocator gives them pages of their own.
 const RELEASE_FROM_BYTES: usize = 1 << 20;
 
-/// The room reserved for a text's ids (`reserve`): its huge-page advice until `finish`.
-#[must_use = "finish the room once its ids are written"]
+/// The room reserved for a text's ids (`reserve`): holds its huge-page advice until dropped, once the ids are
+/// written (or an error ended the writing); the huge pages already made stay.
+#[must_use = "keep the room until its ids are written (`let _room = ...`)"]
 pub struct Room {
     /// The advised span (start, length in bytes), if any.
     advised: Option<(usize, usize)>,
@@ -53,45 +54,29 @@ pub struct Room {
 /// let room = id_room::reserve(&mut ids, 1 << 20).unwrap();
 /// assert!(ids.capacity() > 1 << 20);
 /// ids.extend([1, 2, 3]);
-/// room.finish(&mut ids);
+/// drop(room); // the ids are written
 /// assert_eq!(ids, [1, 2, 3]);
 /// ```
 pub fn reserve(ids: &mut Vec<u32>, bytes: usize) -> Result<Room> {
-    let third = bytes / 3 + 1;
-    if WHOLE_ROOM.contains(&bytes) && try_reserve(ids, bytes + 1, IDS).is_ok() {
-        return Ok(Room { advised: advise_huge_pages(ids) });
+    let whole = WHOLE_ROOM.contains(&bytes) && try_reserve(ids, bytes + 1, IDS).is_ok();
+    if !whole {
+        try_reserve(ids, bytes / 3 + 1, IDS)?;
     }
-    try_reserve(ids, third, IDS)?;
     Ok(Room { advised: advise_huge_pages(ids) })
 }
 
 /// What `try_reserve` names when ids cannot be had.
 const IDS: &str = "the token ids";
 
-impl Room {
-    /// Ends the huge-page advice (the pages already made stay) and gives back the unused room of a large
-    /// vector (`fit`).
-    pub fn finish(mut self, ids: &mut Vec<u32>) {
-        self.withdraw();
-        if ids.capacity() * size_of::<u32>() >= RELEASE_FROM_BYTES {
-            fit(ids);
-        }
-    }
-
-    fn withdraw(&mut self) {
+impl Drop for Room {
+    /// Withdraws the huge-page advice.
+    fn drop(&mut self) {
         #[cfg(target_os = "linux")]
-        if let Some((start, len)) = self.advised.take() {
+        if let Some((start, len)) = self.advised {
             // SAFETY: advice on a span this vector was given; the memory stays mapped and its contents unchanged
             // whatever became of the vector since (moved: the allocator's memory, advised as it was).
             unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_NOHUGEPAGE) };
         }
-    }
-}
-
-impl Drop for Room {
-    /// An error left the ids unfinished: the advice is withdrawn all the same.
-    fn drop(&mut self) {
-        self.withdraw();
     }
 }
 
@@ -112,17 +97,22 @@ pub fn fit(ids: &mut Vec<u32>) {
     }
     #[cfg(target_os = "linux")]
     if ids.capacity() * size_of::<u32>() >= RELEASE_FROM_BYTES {
-        let page = crate::encode::huge_pages::page_size();
-        let start = (ids.as_ptr() as usize + ids.len() * size_of::<u32>()).next_multiple_of(page);
-        let end = (ids.as_ptr() as usize + ids.capacity() * size_of::<u32>()) / page * page;
-        if end > start {
+        if let Some((start, len)) = unused_pages(ids, crate::encode::huge_pages::page_size()) {
             // SAFETY: whole pages of the vector's own allocation past its items, which nothing reads: given
             // back, they read as zeros if ever written again (anonymous private memory).
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+            unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_DONTNEED) };
         }
         return;
     }
     ids.shrink_to_fit();
+}
+
+/// The whole pages of `page` bytes in `ids`' unused room (start address, length in bytes), if any.
+#[cfg(target_os = "linux")]
+fn unused_pages(ids: &Vec<u32>, page: usize) -> Option<(usize, usize)> {
+    let start = (ids.as_ptr() as usize + ids.len() * size_of::<u32>()).next_multiple_of(page);
+    let end = (ids.as_ptr() as usize + ids.capacity() * size_of::<u32>()) / page * page;
+    (end > start).then(|| (start, end - start))
 }
 
 /// Advises huge pages for the whole 2 MB pages of `ids`' unused room, where the system gives them on advice
@@ -131,13 +121,12 @@ fn advise_huge_pages(ids: &Vec<u32>) -> Option<(usize, usize)> {
     #[cfg(target_os = "linux")]
     {
         use crate::encode::huge_pages::{HUGE_PAGE, huge_pages_on_advice};
-        let start = (ids.as_ptr() as usize + ids.len() * size_of::<u32>()).next_multiple_of(HUGE_PAGE);
-        let end = (ids.as_ptr() as usize + ids.capacity() * size_of::<u32>()) / HUGE_PAGE * HUGE_PAGE;
-        if end > start && huge_pages_on_advice() {
+        if let Some((start, len)) = unused_pages(ids, HUGE_PAGE)
+            && huge_pages_on_advice()
             // SAFETY: advice on whole pages of the vector's own allocation; contents and mapping unchanged.
-            if unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) } == 0 {
-                return Some((start, end - start));
-            }
+            && unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE) } == 0
+        {
+            return Some((start, len));
         }
     }
     let _ = ids;
@@ -175,7 +164,7 @@ mod tests {
             assert!(ids.capacity() >= wanted && ids.capacity() < wanted + 4096, "{bytes}: {}", ids.capacity());
             ids.extend((0..bytes.min(1 << 20) as u32 / 3).map(|i| i.wrapping_mul(2_654_435_761)));
             let before = ids.clone();
-            room.finish(&mut ids);
+            drop(room);
             assert_eq!(ids, before);
         }
     }
@@ -201,7 +190,7 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn huge_page_advice_lasts_while_the_ids_are_written() {
+    fn huge_page_advice_lasts_while_the_room_is_held() {
         if !crate::encode::huge_pages::huge_pages_on_advice() {
             return; // nothing is advised where advice changes nothing
         }
@@ -210,14 +199,8 @@ mod tests {
         let (start, _) = room.advised.expect("a 64 MB room holds whole 2 MB pages");
         assert!(vm_flags(start).expect("mapped").split(' ').any(|f| f == "hg"));
         ids.push(1);
-        room.finish(&mut ids);
+        drop(room);
         let flags = vm_flags(start).expect("mapped");
         assert!(flags.split(' ').any(|f| f == "nh") && !flags.split(' ').any(|f| f == "hg"), "{flags}");
-        // Also when an error ends the encoding before `finish`.
-        let mut ids = Vec::new();
-        let room = reserve(&mut ids, 16 << 20).unwrap();
-        let (start, _) = room.advised.unwrap();
-        drop(room);
-        assert!(!vm_flags(start).expect("mapped").split(' ').any(|f| f == "hg"));
     }
 }

@@ -58,9 +58,8 @@ impl Tokenizer {
     /// Encodes `text` to ids (a long text's in a vector reserved for them once: `id_room`).
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
         let mut ids = Vec::new();
-        let room = id_room::reserve(&mut ids, text.len())?;
+        let _room = id_room::reserve(&mut ids, text.len())?;
         self.encode_append(text, policy, &mut ids)?;
-        room.finish(&mut ids);
         Ok(ids)
     }
 
@@ -79,7 +78,7 @@ impl Tokenizer {
     ) -> Result<Vec<u32>> {
         let specials_split = policy.allowed.iter().chain(&policy.disallowed).any(|&on| on);
         let mut ids = Vec::new();
-        let room = id_room::reserve(&mut ids, size_hint)?;
+        let _room = id_room::reserve(&mut ids, size_hint)?;
         let mut buffer = String::new();
         // Characters encoded so far; bytes of the buffer already searched for a cut.
         let (mut chars_before, mut scanned) = (0usize, 0usize);
@@ -94,7 +93,6 @@ impl Tokenizer {
                 let part = &buffer[..at];
                 self.encode_append(part, policy, &mut ids).map_err(|e| at_character_from(e, chars_before))?;
                 if !more {
-                    room.finish(&mut ids);
                     return Ok(ids);
                 }
                 chars_before += part.chars().count();
@@ -712,12 +710,8 @@ impl<'t> EncodeSink<'_, 't> {
         let mut len = self.ids.len();
         let mut out = self.ids.as_mut_ptr();
         let whole = self.encoder.whole_finder();
-        // The pieces of `block_pieces(pos, base, starts)`, walked here so that the next one's end is at hand.
-        let (mut next_start, mut ends) = (pos, starts);
-        while ends != 0 {
-            let (start, end) = (next_start, base + ends.trailing_zeros() as usize);
-            ends &= ends - 1;
-            next_start = end;
+        let mut pieces = block_pieces(pos, base, starts);
+        while let Some((start, end)) = pieces.next() {
             let short = end - start <= 8;
             // SAFETY: every piece of the block ends 8 bytes or more before the text's end (checked by the caller
             // for the last one).
@@ -730,12 +724,11 @@ impl<'t> EncodeSink<'_, 't> {
             }
             // SAFETY: the ids up to `len` were written.
             unsafe { self.ids.set_len(len) };
-            if ends != 0 {
-                let after = base + ends.trailing_zeros() as usize;
-                if after - end <= 8 {
-                    // SAFETY: the next piece ends 8 bytes or more before the text's end, as every one here.
-                    unsafe { whole.prefetch_at(bytes, end, after - end) };
-                }
+            if let Some(after) = pieces.next_end()
+                && after - end <= 8
+            {
+                // SAFETY: the next piece ends 8 bytes or more before the text's end, as every one here.
+                unsafe { whole.prefetch_at(bytes, end, after - end) };
             }
             let result = if short {
                 self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids)
@@ -776,8 +769,8 @@ impl<'t> EncodeSink<'_, 't> {
     /// more), so that a text that needs more ids than reserved up front (`id_room::reserve`) moves them once
     /// rather than at each doubling. 10 MB of base64 (o200k, 6.8 M ids) moved twice, 3.3 M → 6.7 M → 13.3 M
     /// ids, each time into pages new to the process; then once, to ~7 M (first call 490–531 → 321–335 ms; it
-    /// now has room for an id per byte from the start). At least half as much again as is there, so that a rate that keeps rising still grows geometrically
-    /// — but never more than the bytes left in the text, as no id takes less than a byte: the block loop asks
+    /// now has room for an id per byte from the start). At least half as much again as is there, so that a
+    /// rate that keeps rising still grows geometrically — but never more than the bytes left in the text, as no id takes less than a byte: the block loop asks
     /// room for a block's bytes, and near the end of a text whose up-front room was just enough (4 MB of random
     /// digits, o200k: 1.33 M ids) that grew the ids by half, 5.3 → 8 MB, and then moved them back to fit.
     #[cold]

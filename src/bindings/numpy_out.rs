@@ -148,7 +148,7 @@ fn encode_in_order(
     texts: usize,
 ) -> Result<(Vec<u32>, Vec<usize>), Error> {
     let mut ids = Vec::new();
-    let room = crate::id_room::reserve(&mut ids, bytes)?;
+    let _room = crate::id_room::reserve(&mut ids, bytes)?;
     let placing = Mutex::new(Placing {
         ids,
         ends: Vec::with_capacity(texts),
@@ -189,11 +189,7 @@ fn encode_in_order(
     let p = placing.into_inner().unwrap_or_else(PoisonError::into_inner);
     match p.failed {
         Some((_, e)) => Err(e),
-        None => {
-            let mut ids = p.ids;
-            room.finish(&mut ids);
-            Ok((ids, p.ends))
-        }
+        None => Ok((p.ids, p.ends)),
     }
 }
 

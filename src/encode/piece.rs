@@ -460,9 +460,10 @@ impl PieceEncoder {
         // Zero-padded, so that every span's key is one load of 8 bytes.
         let mut padded = [0u8; 24];
         padded[..piece.len()].copy_from_slice(piece);
+        let short = self.whole.short_finder();
         for len in 3..=SPANS_AHEAD_MOST.min(piece.len()) {
             for at in 0..=piece.len() - len {
-                self.whole.prefetch_up_to_8(Key::of_short_in(&padded, at, len));
+                short.prefetch(Key::of_short_in(&padded, at, len));
             }
         }
     }

@@ -256,12 +256,6 @@ impl WholeTable {
         ShortFinder { slots: &self.short, mask: self.short_mask, shift: self.short_shift }
     }
 
-    /// Starts loading the slot where a piece of 1 to 8 bytes with this key is first looked for.
-    #[inline(always)]
-    pub(super) fn prefetch_up_to_8(&self, key: Key) {
-        crate::prefetch(&self.short[short_start(key.first, self.short_shift)]);
-    }
-
     /// The token a piece of more than 16 bytes is, if it is one of the table's; NONE if not.
     #[inline]
     pub(super) fn get_long(&self, piece: &[u8]) -> u32 {

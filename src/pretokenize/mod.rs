@@ -200,18 +200,38 @@ pub fn last_start(base: usize, starts: u64) -> usize {
 /// The (start, end) of the pieces `PieceSink::pieces_to` is given: from `pos` to the first start of `starts`
 /// (bit i: a piece starts at `base + i`), then from each start to the next.
 #[inline(always)]
-pub fn block_pieces(pos: usize, base: usize, starts: u64) -> impl Iterator<Item = (usize, usize)> {
-    let (mut start, mut starts) = (pos, starts);
-    std::iter::from_fn(move || {
-        if starts == 0 {
-            return None;
-        }
-        let end = base + starts.trailing_zeros() as usize;
-        starts &= starts - 1;
-        let piece = (start, end);
-        start = end;
+pub fn block_pieces(pos: usize, base: usize, starts: u64) -> BlockPieces {
+    BlockPieces { start: pos, base, starts }
+}
+
+/// The iterator of `block_pieces`.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockPieces {
+    /// Where the next piece starts, and the starts of the pieces after it (`starts`' bits from `base`).
+    start: usize,
+    base: usize,
+    starts: u64,
+}
+
+impl BlockPieces {
+    /// Where the next piece ends, if there is one (without taking it).
+    #[inline(always)]
+    pub fn next_end(&self) -> Option<usize> {
+        (self.starts != 0).then(|| self.base + self.starts.trailing_zeros() as usize)
+    }
+}
+
+impl Iterator for BlockPieces {
+    type Item = (usize, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let end = self.next_end()?;
+        self.starts &= self.starts - 1;
+        let piece = (self.start, end);
+        self.start = end;
         Some(piece)
-    })
+    }
 }
 
 impl<'t, F: FnMut(&'t str)> PieceSink<'t> for F {
