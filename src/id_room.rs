@@ -65,8 +65,8 @@ pub fn reserve(ids: &mut Vec<u32>, bytes: usize) -> Result<Room> {
     Ok(Room { advised: advise_huge_pages(ids) })
 }
 
-/// What `try_reserve` names when ids cannot be had.
-const IDS: &str = "the token ids";
+/// What `try_reserve` names when token ids cannot be had (here, in the tokenizer and the batch outputs).
+pub(crate) const IDS: &str = "the token ids";
 
 impl Drop for Room {
     /// Withdraws the huge-page advice.

@@ -9,7 +9,7 @@ use crate::encode::caches::Scratch;
 use crate::encode::piece::PieceEncoder;
 use crate::encode::piece::PieceError;
 use crate::error::{Error, ErrorKind, Result, py_repr, try_reserve};
-use crate::id_room;
+use crate::id_room::{self, IDS};
 use crate::pretokenize::{Pattern, PieceSink, PreTokenizer, Segment, SpecialMatcher, block_pieces, last_start};
 use crate::train::TieBreak;
 use crate::vocab::{Mode, Vocab};
@@ -604,9 +604,6 @@ enum Stop {
     OutOfMemory(usize),
 }
 
-/// What `try_reserve` names when ids cannot be had.
-const IDS: &str = "the token ids";
-
 /// The `lowercase` normaliser's text, its memory had or refused (`MemoryError`) rather than aborting: the text
 /// is lowercased in blocks into one string reserved up front (the normaliser lowercases each character on its
 /// own, so blocks cut between characters give the same text).
@@ -770,9 +767,10 @@ impl<'t> EncodeSink<'_, 't> {
     /// rather than at each doubling. 10 MB of base64 (o200k, 6.8 M ids) moved twice, 3.3 M → 6.7 M → 13.3 M
     /// ids, each time into pages new to the process; then once, to ~7 M (first call 490–531 → 321–335 ms; it
     /// now has room for an id per byte from the start). At least half as much again as is there, so that a
-    /// rate that keeps rising still grows geometrically — but never more than the bytes left in the text, as no id takes less than a byte: the block loop asks
-    /// room for a block's bytes, and near the end of a text whose up-front room was just enough (4 MB of random
-    /// digits, o200k: 1.33 M ids) that grew the ids by half, 5.3 → 8 MB, and then moved them back to fit.
+    /// rate that keeps rising still grows geometrically — but never more than the bytes left in the text, as
+    /// no id takes less than a byte: the block loop asks room for a block's bytes, and near the end of a text
+    /// whose up-front room was just enough (4 MB of random digits, o200k: 1.33 M ids) that grew the ids by
+    /// half, 5.3 → 8 MB, and then moved them back to fit.
     #[cold]
     #[inline(never)]
     fn grow_ids(&mut self, piece: &'t str) -> std::result::Result<(), std::collections::TryReserveError> {

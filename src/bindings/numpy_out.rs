@@ -197,7 +197,7 @@ fn encode_in_order(
 fn place_ready(p: &mut Placing) -> Result<(), Error> {
     while let Some((ids, ends)) = p.waiting.remove(&p.next) {
         let base = p.ids.len();
-        crate::error::try_reserve(&mut p.ids, ids.len(), "the token ids")?;
+        crate::error::try_reserve(&mut p.ids, ids.len(), crate::id_room::IDS)?;
         p.ids.extend_from_slice(&ids);
         p.ends.extend(ends.iter().map(|&end| base + end));
         p.next += 1;

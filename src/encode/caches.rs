@@ -9,7 +9,8 @@
 //!   (perf: those were 10% and 14% of encoding). The hash is a folded multiply of the same words.
 //! - A piece of 2 to 16 bytes is looked up in the whole-token table first (shared, built at load); the seen
 //!   table, per thread, holds only the pieces that merged into several tokens (up to 64K; 32-byte entries,
-//!   open addressing, one or two cache lines per lookup): rare words repeat.
+//!   open addressing, a tag byte per slot read first, so that a piece it lacks costs no slot): rare words
+//!   repeat.
 //! - Until this change a per-thread direct-mapped front table of recent pieces (32K slots, 1 MB) came first, and
 //!   every new piece then went through the seen table and a `hashbrown` whole-token table and was copied into
 //!   both small tables. On text the process had not seen, 17.7% of the pieces missed it (2 MB of English, r50k).
