@@ -24,13 +24,19 @@ mod bindings;
 /// Asks the CPU to start loading `item` into cache (no-op where there is no prefetch instruction).
 #[inline(always)]
 pub(crate) fn prefetch<T>(item: &T) {
+    prefetch_ptr(item as *const T);
+}
+
+/// `prefetch` by address: for memory another thread may be writing, to which no reference may be made.
+#[inline(always)]
+pub(crate) fn prefetch_ptr<T>(at: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults and has no visible effect but timing.
+    // SAFETY: prefetching is a hint; it never faults (whatever the address) and has no visible effect but timing.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(item as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+        std::arch::x86_64::_mm_prefetch(at as *const i8, std::arch::x86_64::_MM_HINT_T0);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
+    let _ = at;
 }
 
 /// How many threads a request for `requested` gets: 0 stays 0 (the caller's default: every core, or

@@ -1,6 +1,6 @@
-//! The per-thread tables that remember encoded pieces that are not whole tokens (`Scratch`: the seen table, the
-//! cache of longer pieces, and the merges' buffers), and the piece keys they and the whole-token table
-//! (`whole.rs`) use.
+//! The tables that remember encoded pieces that are not whole tokens — the seen table (one per encoder, shared by
+//! its threads: `SeenTables`) and each thread's `Scratch` (its view of the seen table, the cache of longer
+//! pieces, the merges' buffers) — and the piece keys they and the whole-token table (`whole.rs`) use.
 //!
 //! Performance notes:
 //! - A key is a piece's length and two 8-byte words: up to 8 bytes, the bytes zero-padded (so one masked
@@ -8,9 +8,9 @@
 //!   bytes — most pieces — so a lookup is two or three integer compares, no `memcmp`, no pointer to a boxed key
 //!   (perf: those were 10% and 14% of encoding). The hash is a folded multiply of the same words.
 //! - A piece of 2 to 16 bytes is looked up in the whole-token table first (shared, built at load); the seen
-//!   table, per thread, holds only the pieces that merged into several tokens (up to 64K; 32-byte entries,
-//!   open addressing, a tag byte per slot read first, so that a piece it lacks costs no slot): rare words
-//!   repeat.
+//!   table, shared by the threads that encode with the encoder, holds only the pieces that merged into several
+//!   tokens (up to 64K per thread; 32-byte entries, open addressing, a tag byte per slot read first, so that a
+//!   piece it lacks costs no slot): rare words repeat.
 //! - Until this change a per-thread direct-mapped front table of recent pieces (32K slots, 1 MB) came first, and
 //!   every new piece then went through the seen table and a `hashbrown` whole-token table and was copied into
 //!   both small tables. On text the process had not seen, 17.7% of the pieces missed it (2 MB of English, r50k).
@@ -27,6 +27,9 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 use rustc_hash::FxHashMap;
 
@@ -146,8 +149,8 @@ pub struct Scratch {
     /// The backtracker's dead ends, one bit per position.
     pub(super) dead: Vec<u64>,
     pub(super) serial: u64,
-    /// Every piece of 2 to 16 bytes met that is not a whole token (up to `SEEN_MOST_SLOTS / 2`) and its ids,
-    /// unless pieces pass it (`Seen::look_up`).
+    /// This thread's view of its encoder's seen table: every piece of 2 to 16 bytes met that is not a whole
+    /// token, and its ids, unless pieces pass it (`Seen::look_up`).
     pub(super) seen: Seen,
     /// Longer pieces that needed merging.
     pub(super) cache: FxHashMap<Box<[u8]>, Box<[u32]>>,
@@ -186,13 +189,25 @@ impl Entry {
 /// Most ids an entry holds itself: a rare word is usually two or three tokens.
 const FRONT_IDS: usize = 3;
 
-/// Slots the seen table starts with, and most it grows to (4 MB); it starts afresh when that is half full. 20 MB
-/// of English documents never fill it; multilingual text did, at 8 MB (2^18 slots), which with the 4 MB table it
-/// grew from took 9–10 MB more at the peak than now, for no speed (~4 KB documents, 4 MB after 4 MB,
-/// alternated: r50k 39–46 → 44–54 MB/s, o200k 27–32 → 30–33). At 2 MB, English's steady documents were ~8 %
-/// slower (r50k 191–192 → 172–180 MB/s).
+/// Slots the seen table starts with, and most it grows to per thread that uses it (4 MB), up to
+/// `SEEN_MOST_USERS` threads; it starts afresh when that is half full. 20 MB of English documents never fill it
+/// (one thread); multilingual text did, at 8 MB (2^18 slots), which with the 4 MB table it grew from took 9–10 MB
+/// more at the peak than now, for no speed (~4 KB documents, 4 MB after 4 MB, alternated: r50k 39–46 → 44–54
+/// MB/s, o200k 27–32 → 30–33). At 2 MB, English's steady documents were ~8 % slower (r50k 191–192 → 172–180
+/// MB/s).
 const SEEN_FIRST_SLOTS: usize = 1 << 12;
 const SEEN_MOST_SLOTS: usize = 1 << 17;
+const SEEN_MOST_USERS: usize = 4;
+
+/// Slots a thread reserves at a time in its encoder's seen table (see `SeenTable::reserve`): one shared count
+/// written per 32 pieces kept, not per piece.
+const SEEN_RESERVE: usize = 32;
+/// The overflow's room, in ids per slot: enough for every entry the table may hold (half its slots) to make 16
+/// ids (one per byte), so it never fills. Zeroed memory the system gives only as it is written: ids of entries
+/// that make more than `FRONT_IDS`, as many as a growing vector of them held.
+const SEEN_OVERFLOW_PER_SLOT: usize = 8;
+/// The tag of a slot a thread has claimed and is writing (a published slot's tag is odd, see `tag_of`).
+const CLAIMED: u8 = 2;
 
 /// Pieces looked up in a window of the seen table's finds...
 const SEEN_WINDOW: u32 = 4096;
@@ -223,9 +238,21 @@ const SEEN_PASS_DOUBLINGS: u32 = 4;
 /// again and again: 35 → 41–42 ms.
 const SEEN_APART: u32 = 1024;
 
-/// An open-addressing table (linear probing) of pieces of up to 16 bytes, grown by doubling: where a piece
-/// that is no token is found in one or two cache lines, instead of the whole-token table and the
-/// byte-keyed cache (together ~4 cache misses: their control bytes, boxed keys and values).
+/// An open-addressing table (linear probing) of pieces of up to 16 bytes: where a piece that is no token is
+/// found in one or two cache lines, instead of the whole-token table and the byte-keyed cache (together ~4
+/// cache misses: their control bytes, boxed keys and values). One per encoder, shared by the threads that
+/// encode with it (`SeenTables`), so that each finds what the others merged: a batch's threads each see part of
+/// the text, and a table per thread learned from that part only (two threads' encoding took 18–35 % more CPU
+/// than one thread's for the same 10 MB). Shared, 10 MB batches of ~4 KB English documents on two threads,
+/// alternated processes, medians: steady +20 % wall (CPU +13 %) r50k (6 pairs), +23 % (+21 %) cl100k, +8 %
+/// (+9 %) o200k (5 pairs each); cold −8 % to +10 % wall, CPU −6 % to +2 %; 60 MB (six such batches in a row)
+/// r50k +12 to +33 % (3 pairs). One thread's documents and the worst cases' first calls: the same.
+///
+/// Filled without locks: a thread reserves room (`reserve`, a count of slots kept at most half of them), claims
+/// an empty slot by its tag (0 → `CLAIMED`), writes the entry and then publishes the slot's tag (release);
+/// readers read a slot only after reading its published tag (acquire), and a published slot is never written
+/// again — the table grows, or starts afresh, by being replaced (`SeenTables::replace`). A reader that meets a
+/// slot being written passes it: at worst it merges the piece itself and keeps it a second time.
 ///
 /// Its slots are on 2 MB pages once they fill one (2 and 4 MB: English grows the table there within its first
 /// few MB). perf annotate: over half of the time of `encode_merged` waited on the first slot's load, and in a
@@ -236,21 +263,257 @@ const SEEN_APART: u32 = 1024;
 /// every page was resident already). The backtracker's trie (5 MB for o200k) on 2 MB pages gave nothing the
 /// machine's noise did not hide (random letters, base64, multilingual text), and is left as it was.
 ///
-/// Each slot has a tag beside it, in an array of its own (a byte per slot, 128 KB at most): most lookups of a
-/// new piece, which miss, read only tags — an array 32 times smaller than the slots, mostly in cache — rather
-/// than wait for a slot of up to 4 MB; a find reads the tag and then its slot. ~4 KB English documents,
+/// Each slot has a tag beside it, in an array of its own (a byte per slot, 128 KB a 4 MB table): most lookups
+/// of a new piece, which miss, read only tags — an array 32 times smaller than the slots, mostly in cache —
+/// rather than wait for a slot of up to 4 MB; a find reads the tag and then its slot. ~4 KB English documents,
 /// alternated processes, 4 pairs per encoding (medians): r50k cold +1.4 %, steady +2 %; cl100k +4 % / +3.4 %;
 /// o200k +3.7 % / +2.4 %; Python source (cl100k) +1.5 % / +1.2 %, multilingual (r50k) +1.7 % / +2.3 %; the
 /// worst cases' first calls (4 MB of random letters and base64) within ±2.5 %.
+pub(super) struct SeenTable {
+    /// Written only through `shared_ptr`, by the thread that claimed the slot; read only once published.
+    slots: HugeSlice<Entry>,
+    /// A byte of each slot's piece's hash, odd (0: the slot is empty; `CLAIMED`: being written), read before
+    /// the slot: a piece the table does not hold is told by these bytes alone, without loading a slot.
+    tags: Box<[AtomicU8]>,
+    /// Slots reserved by the threads that fill the table (more than half: it is as full as it may be).
+    reserved: AtomicUsize,
+    /// The ids of the entries that make more than `FRONT_IDS` (indentation, in gpt2: each space a token),
+    /// published with their entry's tag; and how many of them are taken (more than its length: full).
+    overflow: Box<[AtomicU32]>,
+    overflow_used: AtomicUsize,
+}
+
+/// `n` zeroed atomics, from zeroed memory (for a large table, pages the system gives only once written).
+fn zeroed_u8s(n: usize) -> Box<[AtomicU8]> {
+    let zeros = Box::into_raw(vec![0u8; n].into_boxed_slice());
+    // SAFETY: `AtomicU8` has `u8`'s size, alignment and bit validity, so the box is the same allocation.
+    unsafe { Box::from_raw(zeros as *mut [AtomicU8]) }
+}
+
+fn zeroed_u32s(n: usize) -> Box<[AtomicU32]> {
+    const { assert!(align_of::<AtomicU32>() == align_of::<u32>()) };
+    let zeros = Box::into_raw(vec![0u32; n].into_boxed_slice());
+    // SAFETY: `AtomicU32` has `u32`'s size and bit validity, and (asserted) its alignment.
+    unsafe { Box::from_raw(zeros as *mut [AtomicU32]) }
+}
+
+/// A slot's tag: 8 bits of the hash that the slot's index does not use (those are from bit 32 up), odd.
+#[inline(always)]
+fn tag_of(hash: u64) -> u8 {
+    (hash >> 24) as u8 | 1
+}
+
+impl SeenTable {
+    /// An empty table of `n` slots (a power of two, or none).
+    fn with_slots(n: usize) -> SeenTable {
+        SeenTable {
+            slots: HugeSlice::filled(n, Entry::default(), Pages::Huge),
+            tags: zeroed_u8s(n),
+            reserved: AtomicUsize::new(0),
+            overflow: zeroed_u32s(n * SEEN_OVERFLOW_PER_SLOT),
+            overflow_used: AtomicUsize::new(0),
+        }
+    }
+
+    fn slot_count(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// The slot probing starts at: the hash's bits from 32 up.
+    #[inline(always)]
+    fn start(&self, hash: u64) -> usize {
+        (hash >> 32) as usize & (self.slot_count() - 1)
+    }
+
+    /// The published entry in slot `at`, if any.
+    #[inline(always)]
+    fn published(&self, at: usize, tag: u8) -> Option<Entry> {
+        // SAFETY: `at` is a slot; its tag, odd, was read with acquire ordering after the writer's release store
+        // of it, and a published slot is never written again.
+        (tag & 1 == 1).then(|| unsafe { self.slots.shared_ptr().add(at).read() })
+    }
+
+    #[inline]
+    fn get(&self, key: Key, hash: u64) -> Option<Entry> {
+        if self.slot_count() == 0 {
+            return None;
+        }
+        let mask = self.slot_count() - 1;
+        let tag = tag_of(hash);
+        let mut at = self.start(hash);
+        loop {
+            let t = self.tags[at].load(Ordering::Acquire);
+            if t == 0 {
+                return None;
+            }
+            if t == tag
+                && let Some(entry) = self.published(at, t)
+                && entry.holds(key)
+            {
+                return Some(entry);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Reserves `n` slots; false if the table is as full as it may be (half its slots).
+    fn reserve(&self, n: usize) -> bool {
+        self.reserved.fetch_add(n, Ordering::Relaxed) + n <= self.slot_count() / 2
+    }
+
+    /// The entry of a piece of up to 16 bytes and the ids it makes (more than `FRONT_IDS` go to the overflow);
+    /// None if the overflow has no room for them (only if more entries were made than the table may hold).
+    fn entry(&self, key: Key, made: &[u32]) -> Option<Entry> {
+        let mut ids = [0; FRONT_IDS];
+        if made.len() <= FRONT_IDS {
+            ids[..made.len()].copy_from_slice(made);
+        } else {
+            let at = self.overflow_used.fetch_add(made.len(), Ordering::Relaxed);
+            let room = self.overflow.get(at..at.checked_add(made.len())?)?;
+            for (cell, &id) in room.iter().zip(made) {
+                cell.store(id, Ordering::Relaxed);
+            }
+            ids[0] = at as u32;
+        }
+        Some(Entry { first: key.first, last: key.last, ids, len: key.len as u16, n: made.len() as u16 })
+    }
+
+    /// Writes `entry` into an empty slot and publishes it; the caller holds a reservation (so one is empty).
+    fn place(&self, entry: Entry, hash: u64) {
+        let mask = self.slot_count() - 1;
+        let mut at = self.start(hash);
+        loop {
+            let tag = &self.tags[at];
+            if tag.load(Ordering::Relaxed) == 0
+                && tag.compare_exchange(0, CLAIMED, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+            {
+                // SAFETY: `at` is a slot this thread alone claimed; no one reads it before the store below.
+                unsafe { self.slots.shared_ptr().add(at).write(entry) };
+                tag.store(tag_of(hash), Ordering::Release);
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Appends an entry's ids (`entry` from this table) to `out`.
+    #[inline(always)]
+    fn extend_ids(&self, entry: &Entry, out: &mut Vec<u32>) {
+        let n = entry.n as usize;
+        if n <= FRONT_IDS {
+            out.extend_from_slice(&entry.ids[..n]);
+        } else {
+            let at = entry.ids[0] as usize;
+            out.extend(self.overflow[at..at + n].iter().map(|id| id.load(Ordering::Relaxed)));
+        }
+    }
+
+    /// A table of twice the slots (at least `SEEN_FIRST_SLOTS`) holding the entries published here.
+    fn grown(&self) -> SeenTable {
+        let next = SeenTable::with_slots((self.slot_count() * 2).max(SEEN_FIRST_SLOTS));
+        let mut ids = Vec::new();
+        let mut held = 0;
+        for at in 0..self.slot_count() {
+            if let Some(entry) = self.published(at, self.tags[at].load(Ordering::Acquire)) {
+                ids.clear();
+                self.extend_ids(&entry, &mut ids);
+                let key = Key { first: entry.first, last: entry.last, len: entry.len as u64 };
+                if let Some(entry) = next.entry(key, &ids) {
+                    next.place(entry, key.hash());
+                    held += 1;
+                }
+            }
+        }
+        next.reserved.store(held, Ordering::Relaxed);
+        next
+    }
+}
+
+/// An encoder's seen table, shared by every thread that encodes with it (and with its clones, which are the same
+/// encoder): the one in use, replaced by a larger copy as it fills, and by an empty one once it may grow no
+/// more (`replace`).
+#[derive(Clone, Default)]
+pub(crate) struct SeenTables(Arc<SeenTablesInner>);
+
+#[derive(Default)]
+struct SeenTablesInner {
+    current: Mutex<Arc<SeenTable>>,
+    /// Counts the replacements, so that a thread tells by one load whether its table is still the one in use.
+    generation: AtomicU64,
+    /// Threads' scratches that took up this encoder (the table may grow to `SEEN_MOST_SLOTS` for each, up to
+    /// `SEEN_MOST_USERS`).
+    users: AtomicUsize,
+}
+
+impl Default for SeenTable {
+    fn default() -> SeenTable {
+        SeenTable::with_slots(0)
+    }
+}
+
+impl std::fmt::Debug for SeenTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let slots = self.current().0.slot_count();
+        f.debug_struct("SeenTables").field("slots", &slots).finish_non_exhaustive()
+    }
+}
+
+impl SeenTables {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Arc<SeenTable>> {
+        // A panic elsewhere while it was held left the table whole: every change is one assignment.
+        self.0.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `lock`, unless another thread holds the lock (growing the table, which takes milliseconds: a thread
+    /// rather goes on with the table it has than waits).
+    fn try_lock(&self) -> Option<std::sync::MutexGuard<'_, Arc<SeenTable>>> {
+        match self.0.current.try_lock() {
+            Ok(current) => Some(current),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// The table in use and its generation.
+    fn current(&self) -> (Arc<SeenTable>, u64) {
+        let current = self.lock();
+        (Arc::clone(&current), self.0.generation.load(Ordering::Relaxed))
+    }
+
+    /// The table in use, after replacing `full` if it still is: by a copy twice its size while it may grow
+    /// (`SEEN_MOST_SLOTS` per user), else by an empty table of its size (the entries found again are not worth
+    /// keeping, measured: see docs/encoding-profile.md).
+    /// None if another thread is replacing it.
+    fn replace(&self, full: Option<&Arc<SeenTable>>) -> Option<(Arc<SeenTable>, u64)> {
+        let mut current = self.try_lock()?;
+        if let Some(full) = full
+            && Arc::ptr_eq(full, &current)
+        {
+            let users = self.0.users.load(Ordering::Relaxed).clamp(1, SEEN_MOST_USERS);
+            *current = Arc::new(if current.slot_count() < SEEN_MOST_SLOTS * users {
+                current.grown()
+            } else {
+                SeenTable::with_slots(current.slot_count())
+            });
+            self.0.generation.fetch_add(1, Ordering::Relaxed);
+        }
+        Some((Arc::clone(&current), self.0.generation.load(Ordering::Relaxed)))
+    }
+
+    /// Counts a thread's scratch that takes up this encoder.
+    pub(super) fn attach(&self) {
+        self.0.users.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A thread's view of its encoder's seen table: the table it uses (until the encoder's is replaced), its
+/// reserved slots there, and whether pieces pass it (counted per thread: its own text).
 #[derive(Default)]
 pub(super) struct Seen {
-    slots: HugeSlice<Entry>,
-    /// A byte of each slot's piece's hash (0: the slot is empty), read before the slot: a piece the table does
-    /// not hold is told by these bytes alone, without loading a slot.
-    tags: Vec<u8>,
-    used: usize,
-    /// The ids of the entries that make more than `FRONT_IDS` (indentation, in gpt2: each space a token).
-    overflow: Vec<u32>,
+    table: Option<Arc<SeenTable>>,
+    generation: u64,
+    /// Slots reserved in `table` and not yet filled.
+    reserved: usize,
     /// Lookups in this window, and how many found their piece.
     asked: u32,
     found: u32,
@@ -269,49 +532,32 @@ pub(super) enum Lookup {
     Passed,
 }
 
-/// A slot's tag: 8 bits of the hash that the slot's index does not use (those are from bit 32 up), never 0.
-#[inline(always)]
-fn tag_of(hash: u64) -> u8 {
-    (hash >> 24) as u8 | 1
-}
-
 impl Seen {
-    /// The slot probing starts at: the hash's bits from 32 up.
-    #[inline(always)]
-    fn start(&self, hash: u64) -> usize {
-        (hash >> 32) as usize & (self.slots.len() - 1)
+    /// Takes up the encoder's table in use if it was replaced since this thread took one (once per text; or
+    /// the next time, while another thread is replacing it).
+    #[inline]
+    pub(super) fn refresh(&mut self, tables: &SeenTables) {
+        if self.generation != tables.0.generation.load(Ordering::Relaxed)
+            && let Some(current) = tables.try_lock()
+        {
+            self.adopt((Arc::clone(&current), tables.0.generation.load(Ordering::Relaxed)));
+        }
     }
 
-    #[inline]
-    fn get(&self, key: Key, hash: u64) -> Option<&Entry> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let tag = tag_of(hash);
-        let mut at = self.start(hash);
-        loop {
-            let t = self.tags[at];
-            if t == 0 {
-                return None;
-            }
-            if t == tag {
-                let entry = &self.slots[at];
-                if entry.holds(key) {
-                    return Some(entry);
-                }
-            }
-            at = (at + 1) & mask;
-        }
+    fn adopt(&mut self, (table, generation): (Arc<SeenTable>, u64)) {
+        (self.table, self.generation, self.reserved) = (Some(table), generation, 0);
     }
 
     /// Starts loading the slot a piece with this hash is first looked for at, and its tag.
     #[inline(always)]
     pub(super) fn prefetch(&self, hash: u64) {
-        if !self.slots.is_empty() {
-            let at = self.start(hash);
-            crate::prefetch(&self.tags[at]);
-            crate::prefetch(&self.slots[at]);
+        if let Some(table) = &self.table
+            && table.slot_count() > 0
+        {
+            let at = table.start(hash);
+            crate::prefetch(&table.tags[at]);
+            // (A prefetch reads no memory: no reference to the slot is made.)
+            crate::prefetch_ptr(table.slots.shared_ptr().wrapping_add(at));
         }
     }
 
@@ -327,7 +573,7 @@ impl Seen {
             }
             (self.passing, self.fails, self.apart) = (0, 0, 0);
         }
-        let entry = self.get(key, hash).copied();
+        let entry = self.table.as_ref().and_then(|table| table.get(key, hash));
         self.asked += 1;
         self.found += u32::from(entry.is_some());
         if self.asked == SEEN_WINDOW {
@@ -342,70 +588,49 @@ impl Seen {
         entry.map_or(Lookup::Missing, Lookup::Found)
     }
 
-    /// Whether pieces pass the table now, and how many it holds.
+    /// Whether pieces pass the table now, and how many entries it holds (as far as this thread knows: those
+    /// kept, or being kept, by the others count once they reserved their room).
     #[cfg(test)]
     pub(super) fn passing_and_held(&self) -> (bool, usize) {
-        (self.passing > 0, self.used)
+        let held = self.table.as_ref().map_or(0, |t| t.reserved.load(Ordering::Relaxed) - self.reserved);
+        (self.passing > 0, held)
     }
 
-    /// The entry of a piece and the ids it makes (any number of them: more than `FRONT_IDS` go to `overflow`).
-    pub(super) fn entry(&mut self, key: Key, made: &[u32]) -> Entry {
-        let mut ids = [0; FRONT_IDS];
-        if made.len() <= FRONT_IDS {
-            ids[..made.len()].copy_from_slice(made);
-        } else {
-            ids[0] = self.overflow.len() as u32;
-            self.overflow.extend_from_slice(made);
-        }
-        Entry { first: key.first, last: key.last, ids, len: key.len as u16, n: made.len() as u16 }
-    }
-
-    /// The ids of an entry made by this table.
+    /// Appends the ids of an entry `look_up` found to `out`.
     #[inline(always)]
-    pub(super) fn ids<'a>(&'a self, entry: &'a Entry) -> &'a [u32] {
-        let n = entry.n as usize;
-        if n <= FRONT_IDS { &entry.ids[..n] } else { &self.overflow[entry.ids[0] as usize..][..n] }
+    pub(super) fn extend_ids(&self, entry: &Entry, out: &mut Vec<u32>) {
+        self.table.as_ref().expect("an entry found in a table").extend_ids(entry, out);
     }
 
-    /// Whether the table is as full as it may be (the caller starts it afresh).
-    pub(super) fn full(&self) -> bool {
-        self.slots.len() >= SEEN_MOST_SLOTS && 2 * (self.used + 1) > self.slots.len()
-    }
-
-    /// Adds an entry whose key is not in the table (which is not `full`).
-    pub(super) fn insert(&mut self, entry: Entry, hash: u64) {
-        if 2 * (self.used + 1) > self.slots.len() {
-            self.grow();
+    /// Keeps a piece (not in the table) and the ids it makes; in a larger or a fresh table if this thread's is as
+    /// full as it may be (see `SeenTables::replace`).
+    pub(super) fn keep(&mut self, tables: &SeenTables, key: Key, made: &[u32], hash: u64) {
+        if self.reserved == 0 && !self.reserve(tables) {
+            return;
         }
-        self.place(entry, hash);
-        self.used += 1;
-    }
-
-    fn place(&mut self, entry: Entry, hash: u64) {
-        let mask = self.slots.len() - 1;
-        let mut at = self.start(hash);
-        while self.tags[at] != 0 {
-            at = (at + 1) & mask;
-        }
-        self.slots[at] = entry;
-        self.tags[at] = tag_of(hash);
-    }
-
-    fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(SEEN_FIRST_SLOTS);
-        let old = std::mem::replace(&mut self.slots, HugeSlice::filled(size, Entry::default(), Pages::Huge));
-        self.tags = vec![0; size];
-        for &entry in old.iter().filter(|e| e.len != 0) {
-            let key = Key { first: entry.first, last: entry.last, len: entry.len as u64 };
-            self.place(entry, key.hash());
+        let table = self.table.as_ref().expect("room reserved in a table");
+        if let Some(entry) = table.entry(key, made) {
+            table.place(entry, hash);
+            self.reserved -= 1;
         }
     }
 
-    pub(super) fn clear(&mut self) {
-        self.overflow.clear();
-        self.slots.fill(Entry::default());
-        self.tags.fill(0);
-        self.used = 0;
+    /// Reserves `SEEN_RESERVE` slots in this thread's table, or in the one that replaces it when full. False
+    /// while another thread is replacing it (the piece is not kept), or if tables fill faster than they are
+    /// replaced (other threads filling each before this one can).
+    #[cold]
+    fn reserve(&mut self, tables: &SeenTables) -> bool {
+        for _ in 0..4 {
+            if let Some(table) = &self.table
+                && table.reserve(SEEN_RESERVE)
+            {
+                self.reserved = SEEN_RESERVE;
+                return true;
+            }
+            let Some(current) = tables.replace(self.table.as_ref()) else { return false };
+            self.adopt(current);
+        }
+        false
     }
 }
 
@@ -413,37 +638,119 @@ impl Seen {
 mod tests {
     use super::*;
 
+    /// Keeps `key(k)` for each `k` in `ks` through `seen`, each making `made(k)`.
+    fn keep_all(seen: &mut Seen, tables: &SeenTables, ks: impl Iterator<Item = u64>) {
+        for k in ks {
+            seen.keep(tables, key(k), &made(k), key(k).hash());
+        }
+    }
+
+    fn key(k: u64) -> Key {
+        Key::of(format!("piece{k}").as_bytes())
+    }
+
+    /// Some pieces make more ids than an entry holds (up to 16, one per byte).
+    fn made(k: u64) -> Vec<u32> {
+        (0..1 + k % 16).map(|i| (k * 31 + i) as u32).collect()
+    }
+
+    /// The ids `seen` finds for `key(k)`, if any.
+    fn found(seen: &mut Seen, k: u64) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        match seen.look_up(key(k), key(k).hash(), false) {
+            Lookup::Found(entry) => seen.extend_ids(&entry, &mut out),
+            Lookup::Missing => return None,
+            Lookup::Passed => panic!("passed"),
+        }
+        Some(out)
+    }
+
     #[test]
     fn the_seen_table_finds_what_it_holds_as_it_grows_until_full() {
-        let key = |k: u64| Key::of(format!("piece{k}").as_bytes());
-        // Some pieces make more ids than an entry holds (up to 16, one per byte).
-        let made = |k: u64| -> Vec<u32> { (0..1 + k % 16).map(|i| (k * 31 + i) as u32).collect() };
+        let tables = SeenTables::default();
+        tables.attach();
         let mut seen = Seen::default();
-        assert!(seen.get(key(0), key(0).hash()).is_none());
+        seen.refresh(&tables);
+        assert!(found(&mut seen, 0).is_none());
         let mut k = 0;
-        while !seen.full() {
-            let entry = seen.entry(key(k), &made(k));
-            seen.insert(entry, key(k).hash());
+        // Until the table is replaced by an empty one of the most slots one user's table may have.
+        let mut sizes = Vec::new();
+        loop {
+            keep_all(&mut seen, &tables, k..k + 1);
+            let table = seen.table.clone().expect("a table");
+            if sizes.last() != Some(&table.slot_count()) {
+                sizes.push(table.slot_count());
+            }
+            if table.reserved.load(Ordering::Relaxed) - seen.reserved == 1 && k > 0 {
+                break; // just replaced by a fresh table: the piece kept is its only one
+            }
             if k % 4099 == 0 {
+                // Every 97th piece kept so far, across the table's growth (within one table the reads are
+                // `found`'s own); the next piece is not there.
                 for j in (0..=k).step_by(97) {
-                    let entry = seen.get(key(j), key(j).hash()).expect("held");
-                    assert_eq!(seen.ids(entry), made(j), "piece {j} after {k}");
+                    assert_eq!(found(&mut seen, j), Some(made(j)), "piece {j} after {k}");
                 }
-                assert!(seen.get(key(k + 1), key(k + 1).hash()).is_none());
+                assert!(found(&mut seen, k + 1).is_none());
             }
             k += 1;
         }
-        assert_eq!((seen.slots.len(), k as usize), (SEEN_MOST_SLOTS, SEEN_MOST_SLOTS / 2));
-        // A tag for every slot used and none for the others (128 tags for 64 K pieces: most probes pass slots
-        // whose tag is the piece's but whose piece is another).
-        assert_eq!(seen.tags.iter().filter(|&&t| t != 0).count(), seen.used);
-        assert!(seen.slots.iter().zip(&seen.tags).all(|(entry, &t)| (entry.len == 0) == (t == 0)));
-        seen.clear();
-        assert!(seen.get(key(0), key(0).hash()).is_none() && seen.overflow.is_empty());
-        assert!(seen.tags.iter().all(|&t| t == 0));
-        let entry = seen.entry(key(5), &made(5));
-        seen.insert(entry, key(5).hash());
-        assert_eq!(seen.ids(seen.get(key(5), key(5).hash()).unwrap()), made(5));
+        let expected: Vec<usize> = (12..=17).map(|bits| 1 << bits).collect();
+        assert_eq!(sizes, expected);
+        assert_eq!(k as usize, SEEN_MOST_SLOTS / 2, "replaced once it held half its slots");
+        let table = seen.table.clone().expect("a table");
+        // One published tag, the fresh table's one piece; every other slot empty.
+        let tags: Vec<u8> = table.tags.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+        assert_eq!(tags.iter().filter(|&&t| t != 0).count(), 1);
+        assert_eq!(found(&mut seen, k), Some(made(k)));
+        assert!(found(&mut seen, 0).is_none());
+        // Another thread's view (a fresh `Seen`) finds what this one kept.
+        let mut other = Seen::default();
+        other.refresh(&tables);
+        assert_eq!(found(&mut other, k), Some(made(k)));
+    }
+
+    /// Threads filling one table at once, with overlapping pieces, through its growth and two fresh starts:
+    /// every find is the piece's own ids, and what a thread kept is found by the others.
+    #[test]
+    fn threads_share_the_seen_table() {
+        let tables = SeenTables::default();
+        let threads = 3u64;
+        let per_thread = 2 * SEEN_MOST_SLOTS as u64;
+        let start = std::sync::Barrier::new(threads as usize);
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let (tables, start) = (&tables, &start);
+                scope.spawn(move || {
+                    tables.attach();
+                    let mut seen = Seen::default();
+                    seen.refresh(tables);
+                    start.wait();
+                    for i in 0..per_thread {
+                        // Each thread's own pieces, each looked up twice in a row (so that a window finds
+                        // enough, and pieces do not pass the table), and in every other pair one of the next
+                        // thread's, a little behind.
+                        let k =
+                            if i % 4 == 3 { (i / 2 - 1) * threads + (t + 1) % threads } else { i / 2 * threads + t };
+                        // (Pieces pass the table while windows find too few: pieces are not kept while
+                        // another thread grows the table.)
+                        match seen.look_up(key(k), key(k).hash(), true) {
+                            Lookup::Found(entry) => {
+                                let mut ids = Vec::new();
+                                seen.extend_ids(&entry, &mut ids);
+                                assert_eq!(ids, made(k), "piece {k}");
+                            }
+                            Lookup::Missing => keep_all(&mut seen, tables, k..k + 1),
+                            Lookup::Passed => {}
+                        }
+                        if i % 1024 == 0 {
+                            seen.refresh(tables);
+                        }
+                    }
+                });
+            }
+        });
+        let (table, _) = tables.current();
+        assert_eq!(table.slot_count(), (SEEN_MOST_SLOTS * threads as usize).next_power_of_two(), "grown for each user");
     }
 
     /// Pieces that never come back, in close runs: each window in a row that finds too few doubles the pass
@@ -451,8 +758,7 @@ mod tests {
     /// `SEEN_APART` pieces merged far apart ends a pass at once.
     #[test]
     fn passes_double_while_nothing_comes_back_and_end_when_the_text_changes() {
-        let key = |k: u64| Key::of(format!("piece{k}").as_bytes());
-        let mut seen = Seen::default();
+        let (mut seen, tables) = (Seen::default(), SeenTables::default());
         // Looks up (and keeps, when missing) `n` pieces from `first` on; the lengths of the passes seen.
         let run = |seen: &mut Seen, first: u64, n: u64, closely: bool, again: bool| {
             let (mut passes, mut passing) = (Vec::new(), 0u64);
@@ -466,11 +772,7 @@ mod tests {
                             passing = 0;
                         }
                         if let Lookup::Missing = found {
-                            let entry = seen.entry(key(k), &[k as u32]);
-                            if seen.full() {
-                                seen.clear();
-                            }
-                            seen.insert(entry, key(k).hash());
+                            seen.keep(&tables, key(k), &[k as u32], key(k).hash());
                         }
                     }
                 }
@@ -512,9 +814,9 @@ mod tests {
             b"acb",
             b"a\0",
         ];
-        let mut seen = Seen::default();
+        let table = SeenTable::default();
         for (i, p) in pieces.iter().enumerate() {
-            let entry = seen.entry(Key::of(p), &[i as u32]);
+            let entry = table.entry(Key::of(p), &[i as u32]).expect("no overflow");
             for (j, q) in pieces.iter().enumerate() {
                 assert_eq!(entry.holds(Key::of(q)), i == j, "{:?} {:?}", p, q);
             }

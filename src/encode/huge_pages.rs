@@ -88,6 +88,14 @@ impl<T: Copy> HugeSlice<T> {
         HugeSlice { ptr, len, mapped: false }
     }
 
+    /// The array's first element, to write to through a shared `HugeSlice`: for tables several threads fill
+    /// (`caches::SeenTable`), whose users never read an element while another thread may be writing it, and
+    /// never through `Deref`.
+    #[inline(always)]
+    pub(super) fn shared_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
     /// The pages the array was mapped on: `Huge` if it was mapped on its own, else `Small`.
     fn pages(&self) -> Pages {
         if self.mapped { Pages::Huge } else { Pages::Small }

@@ -1,8 +1,8 @@
 //! The fast path for byte-level and character-level vocabularies (no word markers): one piece → token ids.
 //!
-//! The encoder, and the order in which it looks for a piece's ids: the whole-token table, the per-thread
-//! tables (`caches.rs`; pieces of 2 or 3 bytes are merged at once instead), the backtracker (`backtrack.rs`),
-//! the merge (`merge.rs`).
+//! The encoder, and the order in which it looks for a piece's ids: the whole-token table, the seen table and
+//! the per-thread cache (`caches.rs`; pieces of 2 or 3 bytes are merged at once instead), the backtracker
+//! (`backtrack.rs`), the merge (`merge.rs`).
 //!
 //! Performance notes:
 //! - Most pieces of ordinary text are a token as they are (" the", "ing"), so a piece is first looked up
@@ -33,7 +33,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
-use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen};
+use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen, SeenTables};
 use super::merge::END;
 use super::pair_table::PairTable;
 use super::whole::{ShortFinder, WholeTable};
@@ -161,6 +161,8 @@ pub struct PieceEncoder {
     whole: WholeTable,
     /// Identifies this encoder in the per-thread cache (never reused, unlike an address).
     serial: u64,
+    /// The pieces met that are no token, and their ids: one table for every thread encoding with this encoder.
+    seen: SeenTables,
     /// Stands for bytes without a token, when the vocabulary has an unknown token.
     pub(super) unk: Option<u32>,
     /// Every token's bytes, concatenated (`spelling_ends[id]` ends token `id`'s; specials are empty), kept
@@ -328,6 +330,7 @@ impl PieceEncoder {
             whole: WholeTable::default(),
             unk,
             serial,
+            seen: SeenTables::default(),
             spellings,
             spelling_ends,
             two_bytes_by_pair: true,
@@ -482,7 +485,9 @@ impl PieceEncoder {
             scratch.cache_bytes = 0;
             scratch.seen = Seen::default();
             scratch.serial = self.serial;
+            self.seen.attach();
         }
+        scratch.seen.refresh(&self.seen);
     }
 
     /// `encode` for the next piece of a text, after `begin` with this `scratch` (and no other encoder since).
@@ -565,7 +570,7 @@ impl PieceEncoder {
 
     /// A piece of 2 to 16 bytes that is not a whole token: of 3 bytes, merged at once (`merge_three`), and of 4
     /// unless pieces are being merged densely (`merge_four`: random text; base64 and the like, with longer
-    /// pieces among them, keep the backtracker's warm tables); else met before by this thread (its seen table),
+    /// pieces among them, keep the backtracker's warm tables); else met before (the encoder's seen table),
     /// else merged and remembered there — or merged alone while few pieces come back (see `Seen::look_up`).
     #[inline(never)]
     fn encode_merged(
@@ -584,7 +589,7 @@ impl PieceEncoder {
         }
         match scratch.seen.look_up(key, hash, merging_closely(scratch)) {
             Lookup::Found(entry) => {
-                out.extend_from_slice(scratch.seen.ids(&entry));
+                scratch.seen.extend_ids(&entry, out);
                 return Ok(());
             }
             Lookup::Passed => return self.merge_bytes(piece, scratch, out),
@@ -592,11 +597,7 @@ impl PieceEncoder {
         }
         let start = out.len();
         self.merge_bytes(piece, scratch, out)?;
-        if scratch.seen.full() {
-            scratch.seen.clear();
-        }
-        let entry = scratch.seen.entry(key, &out[start..]);
-        scratch.seen.insert(entry, hash);
+        scratch.seen.keep(&self.seen, key, &out[start..], hash);
         Ok(())
     }
 
@@ -1332,7 +1333,6 @@ pub(super) mod tests {
     /// nothing there, and are not kept; pieces that come back keep being found. The same ids either way.
     #[test]
     fn pieces_that_never_come_back_pass_the_seen_table() {
-        let e = tiktoken_style_encoder();
         let mut next = numbers_below(23);
         let unique: Vec<Vec<u8>> = (0..20_000)
             .map(|_| {
@@ -1342,6 +1342,8 @@ pub(super) mod tests {
             .collect();
         let few: Vec<Vec<u8>> = unique[..40].iter().cycle().take(20_000).cloned().collect();
         for (pieces, should_pass) in [(&unique, true), (&few, false)] {
+            // An encoder each: its seen table is its threads' one.
+            let e = tiktoken_style_encoder();
             let mut scratch = Scratch::default();
             e.begin(&mut scratch);
             let (mut passed, mut most_held) = (0, 0);
