@@ -1363,6 +1363,54 @@ pub(super) mod tests {
         }
     }
 
+    /// Threads encoding with one encoder share its seen table (each finds what the others merged, while it grows
+    /// from its first size to its largest): every piece's ids are what BPE makes of it with no table.
+    #[test]
+    fn threads_sharing_the_seen_table_encode_as_bpe_does() {
+        let e = tiktoken_style_encoder();
+        let mut next = numbers_below(29);
+        // 12 000 pieces of 5–16 bytes (most are no token), each met by both threads, in different orders.
+        let pieces: Vec<Vec<u8>> = (0..12_000)
+            .map(|_| {
+                let len = 5 + next(12) as usize;
+                (0..len).map(|_| b"abc"[next(3) as usize]).collect()
+            })
+            .collect();
+        let expected: Vec<Vec<u32>> = pieces
+            .iter()
+            .map(|p| {
+                let mut out = Vec::new();
+                e.encode_pure(p, &mut Scratch::default(), &mut out).unwrap();
+                out
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            for t in 0..2u64 {
+                let (e, pieces, expected) = (&e, &pieces, &expected);
+                scope.spawn(move || {
+                    let mut scratch = Scratch::default();
+                    let mut order = numbers_below(t + 31);
+                    for round in 0..3 {
+                        e.begin(&mut scratch);
+                        for i in 0..pieces.len() {
+                            let k = if t == 0 { i } else { pieces.len() - 1 - i };
+                            let k = if round == 2 { order(pieces.len() as u64) as usize } else { k };
+                            let mut out = Vec::new();
+                            e.encode_next(&pieces[k], &mut scratch, &mut out).unwrap();
+                            assert_eq!(out, expected[k], "thread {t}, round {round}, piece {:?}", pieces[k]);
+                        }
+                    }
+                });
+            }
+        });
+        let (passing, held) = {
+            let mut scratch = Scratch::default();
+            e.begin(&mut scratch);
+            scratch.seen.passing_and_held()
+        };
+        assert!(!passing && held >= 8_000, "{held} pieces held");
+    }
+
     /// A splitter's loop over a block's pieces takes a piece of up to 8 bytes as `whole_in`'s token, else as
     /// `encode_not_whole_in` encodes it: together exactly `encode_next_in`, ids and errors, for every piece of
     /// 1 to 8 bytes of a text — one-byte pieces (with and without a token, with and without `unk`), two-byte
