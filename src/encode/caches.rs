@@ -28,12 +28,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 use rustc_hash::FxHashMap;
 
-use super::huge_pages::{HugeSlice, Pages};
+use super::huge_pages::{HugeSlice, Pages, ZeroedU32s};
 use super::merge::Symbol;
 
 /// A piece's length and two 8-byte words: its first and last 8 bytes (overlapping when shorter than 16),
@@ -251,7 +251,8 @@ const SEEN_APART: u32 = 1024;
 /// Filled without locks: a thread reserves room (`reserve`, a count of slots kept at most half of them), claims
 /// an empty slot by its tag (0 → `CLAIMED`), writes the entry and then publishes the slot's tag (release);
 /// readers read a slot only after reading its published tag (acquire), and a published slot is never written
-/// again — the table grows, or starts afresh, by being replaced (`SeenTables::replace`). A reader that meets a
+/// again — the table grows, or starts afresh, by being replaced (`SeenTables::replace`; emptied where it is
+/// when no other thread holds it). A reader that meets a
 /// slot being written passes it: at worst it merges the piece itself and keeps it a second time.
 ///
 /// Its slots are on 2 MB pages once they fill one (2 and 4 MB: English grows the table there within its first
@@ -279,22 +280,15 @@ pub(super) struct SeenTable {
     reserved: AtomicUsize,
     /// The ids of the entries that make more than `FRONT_IDS` (indentation, in gpt2: each space a token),
     /// published with their entry's tag; and how many of them are taken (more than its length: full).
-    overflow: Box<[AtomicU32]>,
+    overflow: ZeroedU32s,
     overflow_used: AtomicUsize,
 }
 
-/// `n` zeroed atomics, from zeroed memory (for a large table, pages the system gives only once written).
+/// `n` zeroed atomics.
 fn zeroed_u8s(n: usize) -> Box<[AtomicU8]> {
     let zeros = Box::into_raw(vec![0u8; n].into_boxed_slice());
     // SAFETY: `AtomicU8` has `u8`'s size, alignment and bit validity, so the box is the same allocation.
     unsafe { Box::from_raw(zeros as *mut [AtomicU8]) }
-}
-
-fn zeroed_u32s(n: usize) -> Box<[AtomicU32]> {
-    const { assert!(align_of::<AtomicU32>() == align_of::<u32>()) };
-    let zeros = Box::into_raw(vec![0u32; n].into_boxed_slice());
-    // SAFETY: `AtomicU32` has `u32`'s size and bit validity, and (asserted) its alignment.
-    unsafe { Box::from_raw(zeros as *mut [AtomicU32]) }
 }
 
 /// A slot's tag: 8 bits of the hash that the slot's index does not use (those are from bit 32 up), odd.
@@ -310,7 +304,7 @@ impl SeenTable {
             slots: HugeSlice::filled(n, Entry::default(), Pages::Huge),
             tags: zeroed_u8s(n),
             reserved: AtomicUsize::new(0),
-            overflow: zeroed_u32s(n * SEEN_OVERFLOW_PER_SLOT),
+            overflow: ZeroedU32s::new(n * SEEN_OVERFLOW_PER_SLOT),
             overflow_used: AtomicUsize::new(0),
         }
     }
@@ -369,7 +363,7 @@ impl SeenTable {
             ids[..made.len()].copy_from_slice(made);
         } else {
             let at = self.overflow_used.fetch_add(made.len(), Ordering::Relaxed);
-            let room = self.overflow.get(at..at.checked_add(made.len())?)?;
+            let room = self.overflow.atomics().get(at..at.checked_add(made.len())?)?;
             for (cell, &id) in room.iter().zip(made) {
                 cell.store(id, Ordering::Relaxed);
             }
@@ -404,8 +398,15 @@ impl SeenTable {
             out.extend_from_slice(&entry.ids[..n]);
         } else {
             let at = entry.ids[0] as usize;
-            out.extend(self.overflow[at..at + n].iter().map(|id| id.load(Ordering::Relaxed)));
+            out.extend(self.overflow.atomics()[at..at + n].iter().map(|id| id.load(Ordering::Relaxed)));
         }
+    }
+
+    /// Empties the table (no other thread can reach it).
+    fn clear(&mut self) {
+        self.tags.iter_mut().for_each(|tag| *tag.get_mut() = 0);
+        self.slots.fill(Entry::default());
+        (*self.reserved.get_mut(), *self.overflow_used.get_mut()) = (0, 0);
     }
 
     /// A table of twice the slots (at least `SEEN_FIRST_SLOTS`) holding the entries published here.
@@ -434,6 +435,9 @@ impl SeenTable {
 /// more (`replace`).
 #[derive(Clone, Default)]
 pub(crate) struct SeenTables(Arc<SeenTablesInner>);
+
+/// An encoder's seen table in use, and its generation (`SeenTablesInner::generation`).
+type InUse = (Arc<SeenTable>, u64);
 
 #[derive(Default)]
 struct SeenTablesInner {
@@ -475,29 +479,34 @@ impl SeenTables {
     }
 
     /// The table in use and its generation.
-    fn current(&self) -> (Arc<SeenTable>, u64) {
+    fn current(&self) -> InUse {
         let current = self.lock();
         (Arc::clone(&current), self.0.generation.load(Ordering::Relaxed))
     }
 
     /// The table in use, after replacing `full` if it still is: by a copy twice its size while it may grow
-    /// (`SEEN_MOST_SLOTS` per user), else by an empty table of its size (the entries found again are not worth
-    /// keeping, measured: see docs/encoding-profile.md).
-    /// None if another thread is replacing it.
-    fn replace(&self, full: Option<&Arc<SeenTable>>) -> Option<(Arc<SeenTable>, u64)> {
-        let mut current = self.try_lock()?;
+    /// (`SEEN_MOST_SLOTS` per user), else by an empty table of its size — the same table emptied when no other
+    /// thread holds it (the entries found again are not worth keeping, measured: see docs/encoding-profile.md).
+    /// `Err(full)` if another thread is replacing it.
+    fn replace(&self, full: Option<Arc<SeenTable>>) -> Result<InUse, Option<Arc<SeenTable>>> {
+        let Some(mut current) = self.try_lock() else { return Err(full) };
         if let Some(full) = full
-            && Arc::ptr_eq(full, &current)
+            && Arc::ptr_eq(&full, &current)
         {
+            drop(full);
             let users = self.0.users.load(Ordering::Relaxed).clamp(1, SEEN_MOST_USERS);
-            *current = Arc::new(if current.slot_count() < SEEN_MOST_SLOTS * users {
-                current.grown()
+            if current.slot_count() < SEEN_MOST_SLOTS * users {
+                *current = Arc::new(current.grown());
+            } else if let Some(table) = Arc::get_mut(&mut current) {
+                // No thread holds it, and none can take it while the lock is held: emptied where it is, rather
+                // than a second table's memory for a while.
+                table.clear();
             } else {
-                SeenTable::with_slots(current.slot_count())
-            });
+                *current = Arc::new(SeenTable::with_slots(current.slot_count()));
+            }
             self.0.generation.fetch_add(1, Ordering::Relaxed);
         }
-        Some((Arc::clone(&current), self.0.generation.load(Ordering::Relaxed)))
+        Ok((Arc::clone(&current), self.0.generation.load(Ordering::Relaxed)))
     }
 
     /// Counts a thread's scratch that takes up this encoder.
@@ -544,7 +553,7 @@ impl Seen {
         }
     }
 
-    fn adopt(&mut self, (table, generation): (Arc<SeenTable>, u64)) {
+    fn adopt(&mut self, (table, generation): InUse) {
         (self.table, self.generation, self.reserved) = (Some(table), generation, 0);
     }
 
@@ -627,8 +636,13 @@ impl Seen {
                 self.reserved = SEEN_RESERVE;
                 return true;
             }
-            let Some(current) = tables.replace(self.table.as_ref()) else { return false };
-            self.adopt(current);
+            match tables.replace(self.table.take()) {
+                Ok(current) => self.adopt(current),
+                Err(table) => {
+                    self.table = table;
+                    return false;
+                }
+            }
         }
         false
     }
@@ -673,13 +687,14 @@ mod tests {
         seen.refresh(&tables);
         assert!(found(&mut seen, 0).is_none());
         let mut k = 0;
-        // Until the table is replaced by an empty one of the most slots one user's table may have.
-        let mut sizes = Vec::new();
+        // Until the table is emptied, at the most slots one user's table may have.
+        let (mut sizes, mut largest) = (Vec::new(), std::ptr::null());
         loop {
             keep_all(&mut seen, &tables, k..k + 1);
             let table = seen.table.clone().expect("a table");
             if sizes.last() != Some(&table.slot_count()) {
                 sizes.push(table.slot_count());
+                largest = Arc::as_ptr(&table);
             }
             if table.reserved.load(Ordering::Relaxed) - seen.reserved == 1 && k > 0 {
                 break; // just replaced by a fresh table: the piece kept is its only one
@@ -696,9 +711,10 @@ mod tests {
         }
         let expected: Vec<usize> = (12..=17).map(|bits| 1 << bits).collect();
         assert_eq!(sizes, expected);
-        assert_eq!(k as usize, SEEN_MOST_SLOTS / 2, "replaced once it held half its slots");
+        assert_eq!(k as usize, SEEN_MOST_SLOTS / 2, "emptied once it held half its slots");
         let table = seen.table.clone().expect("a table");
-        // One published tag, the fresh table's one piece; every other slot empty.
+        assert_eq!(Arc::as_ptr(&table), largest, "emptied where it is: no other thread held it");
+        // One published tag, the emptied table's one piece; every other slot empty.
         let tags: Vec<u8> = table.tags.iter().map(|t| t.load(Ordering::Relaxed)).collect();
         assert_eq!(tags.iter().filter(|&&t| t != 0).count(), 1);
         assert_eq!(found(&mut seen, k), Some(made(k)));
@@ -707,6 +723,16 @@ mod tests {
         let mut other = Seen::default();
         other.refresh(&tables);
         assert_eq!(found(&mut other, k), Some(made(k)));
+        // Filled again while the other thread holds it: replaced by a new table, and the other thread's, until
+        // it takes up the new one, still finds what it found.
+        drop(table);
+        keep_all(&mut seen, &tables, k + 1..k + SEEN_MOST_SLOTS as u64 / 2 + 1);
+        let table = seen.table.clone().expect("a table");
+        assert!(Arc::as_ptr(&table) != largest && table.slot_count() == SEEN_MOST_SLOTS);
+        assert_eq!(found(&mut other, k), Some(made(k)));
+        other.refresh(&tables);
+        assert!(found(&mut other, k).is_none());
+        assert_eq!(found(&mut other, k + SEEN_MOST_SLOTS as u64 / 2), Some(made(k + SEEN_MOST_SLOTS as u64 / 2)));
     }
 
     /// Threads filling one table at once, with overlapping pieces, through its growth and two fresh starts:
