@@ -369,3 +369,36 @@ def test_the_ints_of_lists_are_made_on_first_use_and_outlive_their_tokenizer(sha
     assert len(results) == 4 and all(ids == expected for ids in results)
     assert batch == [expected, reversed_ids]
     assert {type(i) for i in results[0]} == {int} and max(results[0]) > 100_000
+
+
+def test_threads_sharing_a_tokenizers_seen_table_give_tiktokens_ids(encodings):
+    # Words that are no token, each met three times close together: ~150 000 of them grow the table of pieces
+    # met before — one per tokenizer, read and filled by every thread that encodes with it — through all its
+    # sizes while four Python threads (their texts encoded with the GIL released) and a 2-thread batch use it.
+    import threading
+
+    tok, enc = encodings["r50k_base"]
+    rng = random.Random(53)
+    words = sorted({"".join(rng.choices(string.ascii_lowercase, k=rng.randint(6, 12))) for _ in range(150_000)})
+    rng.shuffle(words)
+    sequence = []
+    for start in range(0, len(words), 1000):
+        block = words[start : start + 1000] * 3
+        rng.shuffle(block)
+        sequence += block
+    size = len(sequence) // 8 + 1
+    parts = [" ".join(sequence[i * size : (i + 1) * size]) for i in range(8)]
+    expected = [enc.encode_ordinary(part) for part in parts]
+    results: dict[int, list[int]] = {}
+
+    def encode(i: int) -> None:
+        results[i] = tok.encode_to_numpy(parts[i]).tolist()
+
+    threads = [threading.Thread(target=encode, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    ids, offsets = tok.encode_batch_to_numpy(parts[4:], threads=2)
+    for thread in threads:
+        thread.join()
+    assert [results[i] == expected[i] for i in range(4)] == [True] * 4
+    assert [ids[offsets[k] : offsets[k + 1]].tolist() == expected[4 + k] for k in range(4)] == [True] * 4
