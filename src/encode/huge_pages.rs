@@ -228,9 +228,9 @@ impl<T: Copy> fmt::Debug for HugeSlice<T> {
 }
 
 /// `len` zeroed `u32`s, shared as atomics, from a mapping of their own (Linux, from a page's worth up; else the
-/// allocator's zeroed memory): the system gives a page only once it is written. `calloc` clears memory it
-/// reuses, so a large array of which only the start is ever written (the seen table's overflow) was all
-/// resident: +2 to +15 MB at the peak of one-thread benchmark processes.
+/// allocator's zeroed memory): the system gives a page only once it is written. The allocator clears the
+/// memory it reuses for a zeroed allocation, so a large array of which only the start is ever written (the seen
+/// table's overflow) was all resident: +2 to +15 MB at the peak of one-thread benchmark processes.
 pub(super) struct ZeroedU32s {
     ptr: std::ptr::NonNull<u32>,
     len: usize,
