@@ -1364,7 +1364,7 @@ pub(super) mod tests {
     }
 
     /// Threads encoding with one encoder share its seen table (each finds what the others merged, while it grows
-    /// from its first size to its largest): every piece's ids are what BPE makes of it with no table.
+    /// from its first size to 32 K slots): every piece's ids are what BPE makes of it with no table.
     #[test]
     fn threads_sharing_the_seen_table_encode_as_bpe_does() {
         let e = tiktoken_style_encoder();
