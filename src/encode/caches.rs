@@ -757,9 +757,11 @@ mod tests {
                         // thread's, a little behind.
                         let k =
                             if i % 4 == 3 { (i / 2 - 1) * threads + (t + 1) % threads } else { i / 2 * threads + t };
-                        // (Pieces pass the table while windows find too few: pieces are not kept while
-                        // another thread grows the table.)
-                        match seen.look_up(key(k), key(k).hash(), true) {
+                        // While another thread grows the table nothing is kept, so the second lookup of a
+                        // piece misses and a window may find too few: pieces then pass the table. As pieces
+                        // merged far apart (`closely` false), a pass ends after `SEEN_APART` of them. (With
+                        // runs of close merges a pass could last to the end, and the table not grow as far.)
+                        match seen.look_up(key(k), key(k).hash(), false) {
                             Lookup::Found(entry) => {
                                 let mut ids = Vec::new();
                                 seen.extend_ids(&entry, &mut ids);
