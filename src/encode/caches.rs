@@ -284,13 +284,6 @@ pub(super) struct SeenTable {
     overflow_used: AtomicUsize,
 }
 
-/// `n` zeroed atomics.
-fn zeroed_u8s(n: usize) -> Box<[AtomicU8]> {
-    let zeros = Box::into_raw(vec![0u8; n].into_boxed_slice());
-    // SAFETY: `AtomicU8` has `u8`'s size, alignment and bit validity, so the box is the same allocation.
-    unsafe { Box::from_raw(zeros as *mut [AtomicU8]) }
-}
-
 /// A slot's tag: 8 bits of the hash that the slot's index does not use (those are from bit 32 up), odd.
 #[inline(always)]
 fn tag_of(hash: u64) -> u8 {
@@ -302,7 +295,8 @@ impl SeenTable {
     fn with_slots(n: usize) -> SeenTable {
         SeenTable {
             slots: HugeSlice::filled(n, Entry::default(), Pages::Huge),
-            tags: zeroed_u8s(n),
+            // (Written at once, as the slots are: a random insert soon touches every page of either.)
+            tags: (0..n).map(|_| AtomicU8::new(0)).collect(),
             reserved: AtomicUsize::new(0),
             overflow: ZeroedU32s::new(n * SEEN_OVERFLOW_PER_SLOT),
             overflow_used: AtomicUsize::new(0),
