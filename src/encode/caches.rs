@@ -385,11 +385,26 @@ impl SeenTable {
     }
 
     /// Appends an entry's ids (`entry` from this table) to `out`.
+    ///
+    /// The ids an entry holds are written as all `FRONT_IDS` of them, those past its count beyond the list's
+    /// new length, when the list has the room: `extend_from_slice` of a count known only here was a call to
+    /// `memcpy` on every find. Documents of 1 000 pieces of 5–8 bytes that are no token, all in the table
+    /// (r50k): 53–57 → 62–68 M pieces/s; ~4 KB documents, alternated processes (medians, 4–5 pairs): English
+    /// cl100k +3 % cold / +4 % steady, o200k +5 % / +4 %, Python source r50k +3 % / +2 %; English r50k, Python
+    /// source cl100k and multilingual text within ±2 % (their finds wait on memory more than on the copy).
     #[inline(always)]
     fn extend_ids(&self, entry: &Entry, out: &mut Vec<u32>) {
         let n = entry.n as usize;
         if n <= FRONT_IDS {
-            out.extend_from_slice(&entry.ids[..n]);
+            if out.capacity() - out.len() >= FRONT_IDS {
+                // SAFETY: room for `FRONT_IDS` more ids; the first `n` of them, written, become the list's.
+                unsafe {
+                    out.as_mut_ptr().add(out.len()).cast::<[u32; FRONT_IDS]>().write_unaligned(entry.ids);
+                    out.set_len(out.len() + n);
+                }
+            } else {
+                out.extend_from_slice(&entry.ids[..n]);
+            }
         } else {
             let at = entry.ids[0] as usize;
             out.extend(self.overflow.atomics()[at..at + n].iter().map(|id| id.load(Ordering::Relaxed)));
@@ -671,6 +686,26 @@ mod tests {
             Lookup::Passed => panic!("passed"),
         }
         Some(out)
+    }
+
+    /// A find's ids follow those already in the list, exactly, whether the list has room for all an entry holds
+    /// (written whole, the length moved by the entry's count) or not.
+    #[test]
+    fn found_ids_are_appended_exactly_with_or_without_room() {
+        let tables = SeenTables::default();
+        tables.attach();
+        let mut seen = Seen::default();
+        seen.refresh(&tables);
+        keep_all(&mut seen, &tables, 0..40);
+        for k in 0..40 {
+            let Lookup::Found(entry) = seen.look_up(key(k), key(k).hash(), false) else { panic!("piece {k} kept") };
+            for room in [0, FRONT_IDS - 1, FRONT_IDS, 64] {
+                let mut out = Vec::with_capacity(2 + room);
+                out.extend([7, 8]);
+                seen.extend_ids(&entry, &mut out);
+                assert_eq!(out, [&[7, 8][..], &made(k)].concat(), "piece {k}, room {room}");
+            }
+        }
     }
 
     #[test]
