@@ -588,8 +588,8 @@ impl PieceEncoder {
             return Ok(());
         }
         match scratch.seen.look_up(key, hash, merging_closely(scratch)) {
-            Lookup::Found(entry) => {
-                scratch.seen.extend_ids(&entry, out);
+            Lookup::Found(at) => {
+                scratch.seen.extend_ids(at, out);
                 return Ok(());
             }
             Lookup::Passed => return self.merge_bytes(piece, scratch, out),
