@@ -603,10 +603,7 @@ impl Seen {
         if self.passing > 0 && self.pass(closely) {
             return Lookup::Passed;
         }
-        let found = match &self.table {
-            Some(table) => table.find(key, hash),
-            None => None,
-        };
+        let found = self.table.as_ref().and_then(|table| table.find(key, hash));
         self.asked += 1;
         self.found += u32::from(found.is_some());
         if self.asked == SEEN_WINDOW {
