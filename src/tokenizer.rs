@@ -38,6 +38,14 @@ pub struct SpecialPolicy {
     pub disallowed: Vec<bool>,
 }
 
+/// What the next window of a text handed to `Tokenizer::encode_windows` was: how many characters it appended
+/// to the buffer, and whether more follow (false: that was the last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub chars: usize,
+    pub more: bool,
+}
+
 impl Tokenizer {
     pub fn new(vocab: Vocab, pattern: Pattern, lowercase: bool, special_tokens: &[String]) -> Result<Tokenizer> {
         // (Kept twice, a special made a tokenizer that save/load and pickle refused: from_gpt2's list.)
@@ -64,26 +72,32 @@ impl Tokenizer {
     }
 
     /// `encode` for a text handed over in windows: each call of `next` appends the next window's UTF-8 to the
-    /// buffer it is given and says whether more follows (false: that was the last). After each window the text
+    /// buffer it is given and says how many characters that was and whether more follow (`Window`). After each window the text
     /// is encoded up to the last place where the parts encode as the whole does (`Cutter::simple_cut`), and only
     /// the rest is kept: a text read from another storage (a Python str of UCS-2) needs a window's UTF-8, not
     /// the whole text's. Same ids and errors as `encode` on the whole text (an error's "at character N" counts
     /// from the text's start); a tokenizer without simple cuts keeps the whole text, as `encode` does.
     /// `size_hint`: about the text's length in bytes (to size the ids).
+    ///
+    /// Each window says how many characters it appended (`Window::chars`), so that an error's position is
+    /// counted without reading the text again: counting the characters of every part encoded was 1.4 % of one
+    /// call on 10 MB of UCS-2 English (perf); only the short rest kept after a cut is counted now.
     pub fn encode_windows(
         &self,
         policy: &SpecialPolicy,
         size_hint: usize,
-        mut next: impl FnMut(&mut String) -> Result<bool>,
+        mut next: impl FnMut(&mut String) -> Result<Window>,
     ) -> Result<Vec<u32>> {
         let specials_split = policy.allowed.iter().chain(&policy.disallowed).any(|&on| on);
         let mut ids = Vec::new();
         let _room = id_room::reserve(&mut ids, size_hint)?;
         let mut buffer = String::new();
-        // Characters encoded so far; bytes of the buffer already searched for a cut.
-        let (mut chars_before, mut scanned) = (0usize, 0usize);
+        // Characters encoded so far, and in the buffer; bytes of the buffer already searched for a cut.
+        let (mut chars_before, mut chars_held, mut scanned) = (0usize, 0usize, 0usize);
         loop {
-            let more = next(&mut buffer)?;
+            let Window { chars, more } = next(&mut buffer)?;
+            chars_held += chars;
+            debug_assert_eq!(chars_held, buffer.chars().count(), "a window's characters, as it says");
             let cut = if more {
                 Cutter::simple_cut(self, specials_split, &buffer, scanned.saturating_sub(8))
             } else {
@@ -95,7 +109,8 @@ impl Tokenizer {
                 if !more {
                     return Ok(ids);
                 }
-                chars_before += part.chars().count();
+                let kept = buffer[at..].chars().count();
+                (chars_before, chars_held) = (chars_before + chars_held - kept, kept);
                 buffer.drain(..at);
             }
             scanned = buffer.len();
@@ -910,9 +925,10 @@ mod tests {
                     .encode_windows(&policy, text.len(), |buffer| {
                         let end = (at + window).min(chars.len());
                         buffer.extend(&chars[at..end]);
+                        let window = Window { chars: end - at, more: end < chars.len() };
                         at = end;
                         handed += 1;
-                        Ok(at < chars.len())
+                        Ok(window)
                     })
                     .map_err(|e| e.message);
                 assert_eq!(parts, whole, "round {round}, windows of {window}: {text:?}");

@@ -19,7 +19,7 @@ use pyo3::types::string::PyStringData;
 
 use super::{guarded, to_py};
 use crate::error::Error;
-use crate::tokenizer::{SpecialPolicy, Tokenizer};
+use crate::tokenizer::{SpecialPolicy, Tokenizer, Window};
 use crate::utf8::{NoUtf8, push_latin1, push_ucs2, push_ucs4};
 
 /// The UTF-8 of `s`: borrowed when it is ASCII, else transcoded (see the module notes).
@@ -66,8 +66,9 @@ impl Text<'_> {
                         surrogate.store(no == NoUtf8::NotACharacter, Ordering::Relaxed);
                         no.into_error()
                     })?;
+                    let window = Window { chars: end - at, more: end < n };
                     at = end;
-                    Ok(at < n)
+                    Ok(window)
                 })
             }
         }
