@@ -72,12 +72,12 @@ impl Tokenizer {
     }
 
     /// `encode` for a text handed over in windows: each call of `next` appends the next window's UTF-8 to the
-    /// buffer it is given and says how many characters that was and whether more follow (`Window`). After each window the text
-    /// is encoded up to the last place where the parts encode as the whole does (`Cutter::simple_cut`), and only
-    /// the rest is kept: a text read from another storage (a Python str of UCS-2) needs a window's UTF-8, not
-    /// the whole text's. Same ids and errors as `encode` on the whole text (an error's "at character N" counts
-    /// from the text's start); a tokenizer without simple cuts keeps the whole text, as `encode` does.
-    /// `size_hint`: about the text's length in bytes (to size the ids).
+    /// buffer it is given and says how many characters that was and whether more follow (`Window`). After each
+    /// window the text is encoded up to the last place where the parts encode as the whole does
+    /// (`Cutter::simple_cut`), and only the rest is kept: a text read from another storage (a Python str of
+    /// UCS-2) needs a window's UTF-8, not the whole text's. Same ids and errors as `encode` on the whole text (an
+    /// error's "at character N" counts from the text's start); a tokenizer without simple cuts keeps the whole
+    /// text, as `encode` does. `size_hint`: about the text's length in bytes (to size the ids).
     ///
     /// Each window says how many characters it appended (`Window::chars`), so that an error's position is
     /// counted without reading the text again: counting the characters of every part encoded was 1.4 % of one

@@ -22,8 +22,8 @@
 //! bytes: a character is stored as four bytes (`SLACK`), of which the next one overwrites what is not its own,
 //! and a surrogate is told once at the end. The branch per unit between ASCII and the rest mispredicted at
 //! nearly every word of a script that spaces its words. 1.6 M units of the benchmark's multilingual documents
-//! (UCS-2), transcoded in windows of 2^18 units: 4.3 → 3.7 ms from memory, 23.5–25 → 20.5–21.7 ms for a window 40
-//! times from cache; 10 MB of English from memory the same (3.2–3.3 ms). ~4 KB multilingual documents
+//! (UCS-2), transcoded in windows of 2^18 units: 4.3 → 3.7 ms from memory, 23.5–25 → 20.5–21.7 ms for a
+//! window 40 times from cache; 10 MB of English from memory the same (3.2–3.3 ms). ~4 KB multilingual documents
 //! (r50k, `encode_to_numpy`, 5 alternated process pairs): cold +2 %, steady +2.5 %; English documents even
 //! (6 pairs).
 
