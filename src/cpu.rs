@@ -1,5 +1,6 @@
 //! Runtime CPU-feature dispatch: which instruction set the kernels (the block pre-tokenizer's byte
-//! classification, `pretokenize/blocks.rs`) use on this machine.
+//! classification, `pretokenize/blocks.rs`; the transcoder of UCS-2 strs, `utf8.rs`, which also needs
+//! AVX-512 VBMI2) use on this machine.
 //!
 //! The level is detected once, at first use: AVX-512BW, else AVX2, else the portable code (plain 64-bit words,
 //! any CPU). Every level computes the same masks, so ids never depend on the machine; the tests run each level
