@@ -5,11 +5,12 @@
 //! Performance notes (callgrind, encoding ~4 KB documents one call each with r50k; instruction counts do not
 //! drift with the machine): against CPython's encoder, which did this before, 20 MB of English (mostly ASCII,
 //! stored as UCS-2 or Latin-1 for a curly quote or an accent) take 28 M instructions instead of ~75 M — a run of
-//! ASCII is copied eight units at a time once an ASCII unit is met — and 7.8 MB of multilingual text 92 M instead
-//! of ~70 M: whole runs were 2.5 % fewer and 0.6 % more instructions. The output has room for the longest UTF-8
-//! the units can make (3 bytes per UCS-2 unit): sizing it exactly first took a third more instructions, and the
-//! text is freed when its call returns. Trying the eight-unit copy at every unit, not only after an ASCII one, cost
-//! multilingual text 70 % more in this function.
+//! ASCII copied eight units at a time (then once an ASCII unit was met; now at every eighth unit, see below) —
+//! and 7.8 MB of multilingual text 92 M instead of ~70 M: whole runs were 2.5 % fewer and 0.6 % more
+//! instructions. The output has room for the longest UTF-8 the units can make (3 bytes per UCS-2 unit): sizing
+//! it exactly first took a third more instructions, and the text is freed when its call returns. Trying the
+//! eight-unit copy at every unit, not only after an ASCII one, cost multilingual text 70 % more in this function
+//! (the branch-free loop below tries it once per eight units).
 //!
 //! A str a process made a while ago is in no cache, and this loop reads it faster than the hardware prefetcher
 //! fetches it: perf put 44 % of this function's samples on the first use of a loaded unit (r50k, ~4 KB English
@@ -151,7 +152,7 @@ unsafe fn ucs2_avx512(units: &[u16], room: &mut [MaybeUninit<u8>]) -> (usize, us
                 (i, at) = (i + 32, at + 32);
                 continue;
             }
-            let c = _mm512_cvtepu16_epi32(_mm256_loadu_si256(src.add(i).cast()));
+            let c = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)); // the first 16 of the 32 units
             let multi = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x80));
             let long = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x800));
             let masked = _mm512_and_si512(c, _mm512_set1_epi32(0xF800));
@@ -167,7 +168,7 @@ unsafe fn ucs2_avx512(units: &[u16], room: &mut [MaybeUninit<u8>]) -> (usize, us
             );
             let three = _mm512_or_si512(
                 _mm512_or_si512(_mm512_srli_epi32::<12>(c), _mm512_set1_epi32(0xE0)),
-                _mm512_or_si512(_mm512_slli_epi32::<8>(middle), _mm512_slli_epi32::<8>(last)),
+                _mm512_slli_epi32::<8>(_mm512_or_si512(middle, last)),
             );
             let word = _mm512_mask_blend_epi32(long, _mm512_mask_blend_epi32(multi, c, two), three);
             // Each lane's length (1 + multi + long) in each of its bytes; a byte is kept below its lane's length.
@@ -196,14 +197,14 @@ const PREFETCH_UNITS: usize = 512;
 /// Code points, one per unit, as UTF-8 appended to `out` (not if one is a surrogate or above U+10FFFF: then `out`
 /// is as it was). One pass, into room for the longest UTF-8 the units can have (`MAX_BYTES` each): a first pass
 /// to size it exactly cost a third more instructions (callgrind), and the text is freed when its call returns.
-#[inline(always)]
 ///
-/// `ahead` transcodes a prefix of the units into the room first, as it can (the vector code): (units read, bytes
-/// written, whether one was a surrogate).
+/// `prefix` transcodes a prefix of the units into the room first, as far as it can (the vector code): (units
+/// read, bytes written, whether one was a surrogate).
+#[inline(always)]
 fn push_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(
     units: &[T],
     out: &mut String,
-    ahead: impl FnOnce(&[T], &mut [MaybeUninit<u8>]) -> (usize, usize, bool),
+    prefix: impl FnOnce(&[T], &mut [MaybeUninit<u8>]) -> (usize, usize, bool),
 ) -> Result<(), NoUtf8> {
     // (`SLACK` more: a character of one to three bytes is written as four, see below.)
     let most = units.len().saturating_mul(MAX_BYTES).saturating_add(SLACK);
@@ -218,7 +219,7 @@ fn push_code_points<T: Copy + Into<u32>, const MAX_BYTES: usize>(
         crate::prefetch(unit);
     }
     // Units read, bytes written; whether a unit was a surrogate (told at the end: no branch per unit).
-    let (mut i, mut at, mut surrogate) = ahead(units, room);
+    let (mut i, mut at, mut surrogate) = prefix(units, room);
     debug_assert!(i <= units.len() && at <= i * MAX_BYTES);
     while i < units.len() {
         // Eight units at a time while they are ASCII (one bounds check, one compare of their OR)...
