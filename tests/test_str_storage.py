@@ -100,6 +100,28 @@ def test_a_surrogate_anywhere_in_a_long_text_of_a_batch_is_found(tok, at, wide):
     assert tok.encode_batch_to_numpy([text], threads=2)[1].tolist()[-1] > 0
 
 
+@pytest.mark.parametrize("call", ["encode_batch", "encode_batch_to_numpy", "encode_batch_packed"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_surrogate_in_a_batch_wins_over_any_other_error(call, threads):
+    # Texts are looked at by the thread that encodes them; the surrogate is still the error raised, even
+    # after a text that fails for another reason (a special token it may not hold) and past many chunks.
+    special = bytepair.train(list(STORAGES.values()) * 20, 320, special_tokens=["<|end|>"])
+    texts = ["x" * 4000 + " é" + str(i) for i in range(300)]
+    texts[3] += "<|end|>"
+    texts[-2] = texts[-2][:100] + "\udc80" + texts[-2][100:]
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        getattr(special, call)(texts, threads=threads)
+    del texts[-2]
+    with pytest.raises(ValueError, match="special token") as raised:
+        getattr(special, call)(texts, threads=threads)
+    assert not isinstance(raised.value, UnicodeEncodeError)
+
+
+def test_training_on_a_text_with_a_surrogate_raises_the_same_error():
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        bytepair.train(["fine text " * 50, "a\ud800b", "more fine text"], 300)
+
+
 def test_a_surrogate_beside_astral_characters_is_an_error_too(tok):
     with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
         tok.encode_batch(["🙂 \udfff"], threads=2)  # stored as UCS-4

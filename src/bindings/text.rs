@@ -115,14 +115,26 @@ pub(super) fn encode_str(
 pub(super) enum Source<'a> {
     Ascii(&'a str),
     Latin1(&'a [u8]),
+    /// One byte per character, ASCII or Latin-1, not looked at yet (a batch's texts: `sources`).
+    Ucs1(&'a [u8]),
     Ucs2(&'a [u16]),
     Ucs4(&'a [u32]),
 }
 
 impl<'a> Source<'a> {
+    /// The same text, `Ucs1` told apart as `Ascii` or `Latin1` (by reading it).
+    fn resolved(self) -> Source<'a> {
+        match self {
+            // SAFETY: ASCII bytes are UTF-8 (the same characters, as they are Latin-1).
+            Source::Ucs1(bytes) if bytes.is_ascii() => Source::Ascii(unsafe { std::str::from_utf8_unchecked(bytes) }),
+            Source::Ucs1(bytes) => Source::Latin1(bytes),
+            other => other,
+        }
+    }
+
     /// The text as UTF-8 (transcoded unless it is ASCII).
     pub(super) fn to_utf8(self) -> Result<Cow<'a, str>, NoUtf8> {
-        match self {
+        match self.resolved() {
             Source::Ascii(text) => Ok(Cow::Borrowed(text)),
             _ => {
                 let mut out = String::new();
@@ -133,12 +145,12 @@ impl<'a> Source<'a> {
 
     /// `to_utf8`, appended to `out` (which keeps its room from one window to the next).
     fn push_utf8(self, out: &mut String) -> Result<(), NoUtf8> {
-        match self {
+        match self.resolved() {
             Source::Ascii(text) => {
                 out.push_str(text);
                 Ok(())
             }
-            Source::Latin1(latin1) => push_latin1(latin1, out),
+            Source::Latin1(latin1) | Source::Ucs1(latin1) => push_latin1(latin1, out),
             Source::Ucs2(units) => push_ucs2(units, out),
             Source::Ucs4(chars) => push_ucs4(chars, out),
         }
@@ -149,6 +161,7 @@ impl<'a> Source<'a> {
         match self {
             Source::Ascii(text) => Source::Ascii(&text[start..end]),
             Source::Latin1(units) => Source::Latin1(&units[start..end]),
+            Source::Ucs1(units) => Source::Ucs1(&units[start..end]),
             Source::Ucs2(units) => Source::Ucs2(&units[start..end]),
             Source::Ucs4(units) => Source::Ucs4(&units[start..end]),
         }
@@ -158,26 +171,18 @@ impl<'a> Source<'a> {
     pub(super) fn size(self) -> usize {
         match self {
             Source::Ascii(text) => text.len(),
-            Source::Latin1(units) => units.len(),
+            Source::Latin1(units) | Source::Ucs1(units) => units.len(),
             Source::Ucs2(units) => units.len(),
             Source::Ucs4(units) => units.len(),
         }
     }
 
-    /// Whether it holds a lone surrogate (which has no UTF-8). A batch's texts are all checked on the calling
-    /// thread before any is encoded, so the check runs in blocks without an exit inside, which the compiler
-    /// vectorises: `any` over each unit was ~4% of the samples of a two-thread batch of 4 KB English documents
-    /// (perf), all of them on the thread the workers then waited for.
+    /// Whether it holds a lone surrogate (which has no UTF-8): looked for only once a batch has failed.
     fn has_surrogate(self) -> bool {
-        const BLOCK: usize = 1024;
         match self {
-            Source::Ascii(_) | Source::Latin1(_) => false,
-            Source::Ucs2(units) => {
-                units.chunks(BLOCK).any(|block| block.iter().fold(false, |any, &u| any | (u & 0xF800 == 0xD800)))
-            }
-            Source::Ucs4(units) => {
-                units.chunks(BLOCK).any(|block| block.iter().fold(false, |any, &u| any | (u & 0xFFFF_F800 == 0xD800)))
-            }
+            Source::Ascii(_) | Source::Latin1(_) | Source::Ucs1(_) => false,
+            Source::Ucs2(units) => units.iter().any(|&u| u & 0xF800 == 0xD800),
+            Source::Ucs4(units) => units.iter().any(|&u| u & 0xFFFF_F800 == 0xD800),
         }
     }
 }
@@ -194,23 +199,41 @@ fn stored<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
     })
 }
 
-/// Each str of `strings` as a `Source`; a str holding a lone surrogate raises CPython's `UnicodeEncodeError`
-/// here, before any text is encoded, as reading them all as UTF-8 first did.
+/// Each str of `strings` as a `Source`, none of them read yet: whether a text is ASCII, and whether it holds a
+/// lone surrogate, the thread that encodes it finds out as it transcodes its chunk (`chunk_utf8`), with the
+/// text then in its cache. Looking at every text on the calling thread first was ~1 ms of a two-thread batch's
+/// 35 (10 MB of ~4 KB English documents, cold; perf), during which no other thread had work. A caller gives
+/// the batch's result to `surrogate_first`, which raises CPython's error for a lone surrogate as before.
 pub(super) fn sources<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<Source<'a>>> {
     strings
         .iter()
         .map(|s| {
-            let source = stored(s)?;
-            if source.has_surrogate() {
-                s.to_str()?; // CPython raises
-            }
-            Ok(source)
+            // SAFETY: as in `stored`.
+            Ok(match unsafe { s.data() }? {
+                PyStringData::Ucs1(bytes) => Source::Ucs1(bytes),
+                PyStringData::Ucs2(units) => Source::Ucs2(units),
+                PyStringData::Ucs4(chars) => Source::Ucs4(chars),
+            })
         })
         .collect()
 }
 
-/// The UTF-8 of a chunk of sources (`sources` let no surrogate through; room that cannot be had is a
-/// MemoryError).
+/// A batch's `result`, unless it failed and one of its `strings` holds a lone surrogate: then CPython's
+/// `UnicodeEncodeError` for the first that does, whatever the batch stopped at — as when every text was checked
+/// before any was encoded. (A text with a surrogate fails its chunk's `chunk_utf8`, so the batch fails.)
+pub(super) fn surrogate_first<T>(strings: &[Bound<'_, PyString>], result: PyResult<T>) -> PyResult<T> {
+    if result.is_err() {
+        for s in strings {
+            if stored(s)?.has_surrogate() {
+                s.to_str()?; // CPython raises
+            }
+        }
+    }
+    result
+}
+
+/// The UTF-8 of a chunk of sources (a lone surrogate is a `ValueError` here, which `surrogate_first` turns into
+/// CPython's error; room that cannot be had is a MemoryError).
 pub(super) fn chunk_utf8<'a>(chunk: &[Source<'a>]) -> Result<Vec<Cow<'a, str>>, Error> {
     chunk.iter().map(|source| source.to_utf8().map_err(NoUtf8::into_error)).collect()
 }

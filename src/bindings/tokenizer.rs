@@ -225,7 +225,8 @@ impl CoreTokenizer {
         collect_young: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let policy = self.policy(allowed, disallowed)?;
-        batch::encode_pipelined(self, py, &sources(&texts)?, &policy, threads, collect_young)
+        let lists = batch::encode_pipelined(self, py, &sources(&texts)?, &policy, threads, collect_young);
+        text::surrogate_first(&texts, lists)
     }
 
     /// Ids of `text` as a `uint32` numpy array; `allowed` / `disallowed` None: the default policy (no special
@@ -254,7 +255,8 @@ impl CoreTokenizer {
         disallowed: Option<Vec<bool>>,
     ) -> PyResult<numpy_out::IdsAndOffsets<'py>> {
         let policy = self.policy_or_default(allowed, disallowed)?;
-        numpy_out::encode_batch(self, py, &sources(&texts)?, &policy, threads)
+        let arrays = numpy_out::encode_batch(self, py, &sources(&texts)?, &policy, threads);
+        text::surrogate_first(&texts, arrays)
     }
 
     /// Ids of each text as one little-endian buffer of `width`-byte ids (4, or 2 when every id fits), with each
@@ -273,7 +275,8 @@ impl CoreTokenizer {
         if width != 2 && width != 4 {
             return Err(PyValueError::new_err(format!("width must be 2 or 4 (bytes per id), not {width}")));
         }
-        let batches = self.encode_batch_ids(py, &sources(&texts)?, allowed, disallowed, threads)?;
+        let batches = self.encode_batch_ids(py, &sources(&texts)?, allowed, disallowed, threads);
+        let batches = text::surrogate_first(&texts, batches)?;
         let lengths: Vec<usize> = batches.iter().map(Vec::len).collect();
         let total: usize = lengths.iter().sum();
         if width == 2

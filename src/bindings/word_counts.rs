@@ -92,18 +92,18 @@ impl WordCounts {
 
     /// Counts the words of each text.
     fn add_texts(&self, py: Python<'_>, texts: Vec<Bound<'_, PyString>>) -> PyResult<()> {
-        let texts = super::text::sources(&texts)?;
-        py.detach(|| {
+        let sources = super::text::sources(&texts)?;
+        let counted = py.detach(|| {
             guarded(|| {
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                let texts = super::text::chunk_utf8(&texts)?;
-                let texts = super::text::as_strs(&texts);
-                counter.add_texts(&texts)?;
+                let utf8 = super::text::chunk_utf8(&sources)?;
+                counter.add_texts(&super::text::as_strs(&utf8))?;
                 progress.bytes(counter.bytes_seen)?;
                 Ok(())
             })
-        })
+        });
+        super::text::surrogate_first(&texts, counted)
     }
 
     /// Counts the words of a block of whole lines (each line with its line break is one text), as `add_file`
