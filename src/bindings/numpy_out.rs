@@ -67,16 +67,16 @@ pub(super) fn encode_batch<'py>(
         guarded(|| {
             let bytes: usize = texts.iter().map(|t| t.size()).sum();
             // One thread: chunk by chunk on this one, each chunk's texts transcoded (when not ASCII) as it comes.
-            let (chunks, pool) = if threads == 1 {
+            let (chunks, helpers) = if threads == 1 {
                 (chunks_of(texts, |_| CHUNK_BYTES), None)
             } else {
                 // The last chunks smaller, down to `CHUNK_BYTES`, so that the threads finish together: with
                 // them all alike, one thread went on alone for ~2 ms of a 10 MB batch's 35 (perf, cold).
                 let most = (bytes / (8 * threads)).clamp(CHUNK_BYTES, PARALLEL_CHUNK_MOST);
                 let target = |left: usize| (left / (4 * threads)).clamp(CHUNK_BYTES, most);
-                (chunks_of(texts, target), Some(crate::thread_pool(threads)?))
+                (chunks_of(texts, target), Some(crate::thread_pool(threads - 1)?))
             };
-            let (ids, ends) = encode_in_order(tok, &chunks, policy, several, pool.as_deref(), bytes, texts.len())?;
+            let (ids, ends) = encode_in_order(tok, &chunks, policy, several, helpers.as_deref(), bytes, texts.len())?;
             Ok((fitted(ids), offsets_of(&ends)))
         })
     })?;
@@ -137,8 +137,8 @@ struct Placing {
     failed: Option<(usize, Error)>,
 }
 
-/// Encodes `chunks` on every thread of `pool` (or on this thread alone, without one), taking them in text
-/// order; a chunk is copied into the batch's vector as soon as the chunks before it are (by the thread that
+/// Encodes `chunks` on this thread and every thread of `helpers` (or on this thread alone, without them),
+/// taking them in text order; a chunk is copied into the batch's vector as soon as the chunks before it are (by the thread that
 /// encoded it, or the one whose chunk was the last missing), and its vectors go back to be encoded into again.
 ///
 /// The chunks used to be encoded all into vectors of their own and copied into a new vector at the end: twice
@@ -149,7 +149,7 @@ fn encode_in_order(
     chunks: &[(usize, &[Source<'_>])],
     policy: &SpecialPolicy,
     several: bool,
-    pool: Option<&rayon::ThreadPool>,
+    helpers: Option<&rayon::ThreadPool>,
     bytes: usize,
     texts: usize,
 ) -> Result<(Vec<u32>, Vec<usize>), Error> {
@@ -186,10 +186,14 @@ fn encode_in_order(
             }
         }
     };
-    match pool {
-        Some(pool) => {
-            pool.broadcast(|_| work());
-        }
+    match helpers {
+        // This thread works too, rather than waiting for a pool of `threads`: the first batch of a process
+        // started its new threads on one core, and the second found a core of its own 1.5–2.7 ms later (perf
+        // timelines, 10 MB of ~4 KB English documents, cold: ~35 ms on two threads).
+        Some(helpers) => helpers.in_place_scope(|scope| {
+            scope.spawn_broadcast(|_, _| work());
+            work();
+        }),
         None => work(),
     }
     let p = placing.into_inner().unwrap_or_else(PoisonError::into_inner);
