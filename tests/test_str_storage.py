@@ -128,15 +128,17 @@ def test_a_surrogate_beside_astral_characters_is_an_error_too(tok):
 
 
 def long_text(storage: str, chars: int = 600_000) -> str:
-    """A text past the length from which a str that is not ASCII is encoded a window at a time (512 K
-    characters), with long stretches where no piece boundary may be cut (no spaces, no line breaks)."""
+    """A text past the length from which a str is encoded a window at a time (512 K characters), with long
+    stretches where no piece boundary may be cut (no spaces, no line breaks)."""
     base = STORAGES[storage] + "\n" + "nocutinthisstretch" * 400 + "." + STORAGES["ascii"]
     return (base * (chars // len(base) + 1))[:chars]
 
 
-@pytest.mark.parametrize("storage", ["latin-1", "ucs-2", "ucs-4"])
+@pytest.mark.parametrize("storage", ["ascii", "latin-1", "ucs-2", "ucs-4", "ascii then latin-1"])
 def test_a_long_text_encoded_in_windows_is_its_utf8(tok, storage):
-    text = long_text(storage)
+    # "ascii then latin-1": one byte per character, its windows ASCII up to a late "é" (each window is told
+    # ASCII or Latin-1 by itself).
+    text = long_text(storage) if storage in STORAGES else long_text("ascii")[:550_000] + "é" + long_text("ascii")
     expected = tok.encode_bytes(text.encode())
     assert tok.encode(text) == expected
     assert tok.encode_to_numpy(text).tolist() == expected
@@ -145,15 +147,16 @@ def test_a_long_text_encoded_in_windows_is_its_utf8(tok, storage):
 
 def test_a_special_token_far_into_a_long_text_is_named_at_its_character():
     tok = bytepair.train([text * 20 for text in STORAGES.values()], 330, special_tokens=["<|eot|>"])
-    text = long_text("ucs-2", 700_000)
-    text = text[:650_000] + "<|eot|>" + text[650_000:]
-    for call in (tok.encode, tok.encode_to_numpy):
-        with pytest.raises(ValueError, match="at character 650000[)]"):
-            call(text)
-    ids = tok.encode(text, allowed_special="all")
-    assert ids == tok.encode_bytes(text.encode(), allowed_special="all")
-    assert ids.count(tok.encode("<|eot|>", allowed_special="all")[0]) == 1
-    assert tok.encode_to_numpy(text, allowed_special="all").tolist() == ids
+    for storage in ("ucs-2", "ascii"):
+        text = long_text(storage, 700_000)
+        text = text[:650_000] + "<|eot|>" + text[650_000:]
+        for call in (tok.encode, tok.encode_to_numpy):
+            with pytest.raises(ValueError, match="at character 650000[)]"):
+                call(text)
+        ids = tok.encode(text, allowed_special="all")
+        assert ids == tok.encode_bytes(text.encode(), allowed_special="all")
+        assert ids.count(tok.encode("<|eot|>", allowed_special="all")[0]) == 1
+        assert tok.encode_to_numpy(text, allowed_special="all").tolist() == ids
 
 
 @pytest.mark.parametrize("call", ["encode", "encode_to_numpy"])
