@@ -128,7 +128,7 @@ def test_a_surrogate_beside_astral_characters_is_an_error_too(tok):
 
 
 def long_text(storage: str, chars: int = 600_000) -> str:
-    """A text past the length from which a str is encoded a window at a time (512 K characters), with long
+    """A text past the length from which a str is encoded a window at a time (128 K characters), with long
     stretches where no piece boundary may be cut (no spaces, no line breaks)."""
     base = STORAGES[storage] + "\n" + "nocutinthisstretch" * 400 + "." + STORAGES["ascii"]
     return (base * (chars // len(base) + 1))[:chars]
