@@ -128,16 +128,16 @@ def test_a_surrogate_beside_astral_characters_is_an_error_too(tok):
 
 
 def long_text(storage: str, chars: int = 600_000) -> str:
-    """A text past the length from which a str is encoded a window at a time (128 K characters), with long
-    stretches where no piece boundary may be cut (no spaces, no line breaks)."""
+    """A text past the length from which a str that is not ASCII is encoded a window at a time (128 K
+    characters; an ASCII one is encoded whole), with long stretches where no piece boundary may be cut (no
+    spaces, no line breaks)."""
     base = STORAGES[storage] + "\n" + "nocutinthisstretch" * 400 + "." + STORAGES["ascii"]
     return (base * (chars // len(base) + 1))[:chars]
 
 
 @pytest.mark.parametrize("storage", ["ascii", "latin-1", "ucs-2", "ucs-4", "ascii then latin-1"])
 def test_a_long_text_encoded_in_windows_is_its_utf8(tok, storage):
-    # "ascii then latin-1": one byte per character, its windows ASCII up to a late "é" (each window is told
-    # ASCII or Latin-1 by itself).
+    # "ascii then latin-1": one byte per character, ASCII up to a late "é", so encoded in windows.
     text = long_text(storage) if storage in STORAGES else long_text("ascii")[:550_000] + "é" + long_text("ascii")
     expected = tok.encode_bytes(text.encode())
     assert tok.encode(text) == expected

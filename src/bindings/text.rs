@@ -6,7 +6,7 @@
 //! `encode_batch_to_numpy` (the copies, and the heap the encoder's temporaries left fragmented), where ASCII
 //! documents, whose bytes are their UTF-8, held none of it. Here an ASCII str is borrowed as it is, and any
 //! other is transcoded from its own storage (Latin-1, UCS-2 or UCS-4) into a `String` this call owns and
-//! frees — for one long text, ASCII or not, a window at a time (`Text`).
+//! frees — for one long text, a window at a time (`Text`).
 //!
 //! The transcoders are `crate::utf8`'s.
 
@@ -33,10 +33,11 @@ pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
 
 /// Characters transcoded at a time when a long str is encoded in windows (`Text::Windows`). 64 K rather than
 /// 256 K: the window stays in the cache beside the encoder's tables. One call on 10 MB of UCS-2 English,
-/// alternated processes, medians: cl100k −2.4 % time (6 pairs, each faster), o200k −1.5 % (5); ASCII English
-/// (r50k) −4 % (4). 32 K was no better than 64 K (cl100k, 6 pairs: −0.7 %).
+/// alternated processes, medians: cl100k −2.4 % time (6 pairs, each faster), o200k −1.5 % (5). 32 K was no
+/// better than 64 K (cl100k, 6 pairs: −0.7 %); worst cases in UCS-2 (`"a"` × 10⁷, 4 MB of random digits,
+/// base64, random letters) the same within single runs.
 const WINDOW_CHARS: usize = 1 << 16;
-/// Strs are encoded in windows from this many characters on.
+/// Strs that are not ASCII are encoded in windows from this many characters on.
 const WINDOWS_FROM: usize = 2 * WINDOW_CHARS;
 
 /// A str to encode (`encode_str`): its UTF-8 whole, or — long and not ASCII — its storage, transcoded a window
@@ -47,10 +48,11 @@ const WINDOWS_FROM: usize = 2 * WINDOW_CHARS;
 /// A text that also holds a disallowed special token may now raise that error instead of the surrogate's,
 /// whichever its windows meet first.
 ///
-/// An ASCII str goes by windows too (each copied into the window, not transcoded): it used to be read whole
-/// first (is it ASCII?) and then again by the encoder, from memory both times; a window is read once into the
-/// cache, just before it is encoded. One call on 10 MB of ASCII English, alternated processes, medians: r50k
-/// 47.0 → 44.1 ms (5 pairs), cl100k 51.0 → 48.0 ms (6 pairs, every one faster).
+/// An ASCII str is encoded whole, borrowed. By windows (each copied into the buffer just before it is encoded)
+/// 10 MB of ASCII English took 4–8 % less time (r50k 47.0 → 44.1 ms, cl100k 51.0 → 48.0, alternated
+/// processes), but text with few places to cut grew the buffer to its whole length, a copy of the text beside
+/// it: `"a"` × 10⁷ 48 → 95 ms and 24 MB more at its peak, 4 MB of random digits (r50k) +20 %, of base64
+/// (cl100k) +19 %, of random letters (o200k) +16 % — not kept.
 pub(super) enum Text<'a> {
     Whole(Cow<'a, str>),
     /// (Set when a window held a lone surrogate: looking for one first read all of a long text once more,
@@ -100,8 +102,8 @@ pub(super) fn encode_str(
     policy: &SpecialPolicy,
     detach_from: usize,
 ) -> PyResult<Vec<u32>> {
-    let source = unread(s)?;
-    let text = if source.size() >= WINDOWS_FROM {
+    let source = stored(s)?;
+    let text = if !matches!(source, Source::Ascii(_)) && source.size() >= WINDOWS_FROM {
         Text::Windows { source, surrogate: AtomicBool::new(false) }
     } else {
         Text::Whole(utf8(s)?)
