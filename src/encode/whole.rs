@@ -293,6 +293,20 @@ impl WholeTable {
         ShortFinder { slots: &self.short, mask: self.short_mask, shift: self.short_shift }
     }
 
+    /// Asks for the lines of the slots of pieces of up to 8 bytes — and of 9 to 16, if both fit in `most` bytes —
+    /// one after another, into this core's second-level cache; nothing if even the first do not fit (o200k's).
+    /// For a thread about to encode with the table for the first time (see `PieceEncoder::begin`).
+    pub(super) fn warm(&self, most: usize) {
+        let short = size_of_val::<[ShortSlot]>(&self.short);
+        let medium = size_of_val::<[MediumSlot]>(&self.medium);
+        if short <= most {
+            crate::prefetch_lines(self.short.as_ptr().cast(), short);
+            if short + medium <= most {
+                crate::prefetch_lines(self.medium.as_ptr().cast(), medium);
+            }
+        }
+    }
+
     /// The token a piece of more than 16 bytes is, if it is one of the table's; NONE if not.
     #[inline]
     pub(super) fn get_long(&self, piece: &[u8]) -> u32 {
