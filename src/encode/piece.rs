@@ -63,14 +63,15 @@ const DENSE_RUN: u32 = 4;
 const LONG_GAP: usize = 1024;
 
 /// A thread's first encode with this encoder first asks for the whole-token table's lines into its core's cache,
-/// in address order, when they take at most this much (r50k's 1.5 MB, cl100k's 2 MB of pieces up to 8 bytes;
-/// not o200k's 4 MB; `WholeTable::warm`). The thread that loaded the vocabulary has most of them in its cache,
-/// a batch's other thread none: it fetched each line when a piece first needed it, one wait at a time. A
-/// process's first 10 MB batch of ~4 KB English documents on two threads, alternated processes: r50k +11 %
-/// wall, +5.7 % CPU per byte (8 pairs, medians), cl100k +8.4 % / +5.8 % (6); the batches after it, one thread,
-/// and o200k (its 6 MB swept, 5 pairs: +1.6 %) the same. Sweeping cl100k's 3 MB gave +1.7 % only: more than
-/// this core's 2 MB cache holds.
-const WARM_MOST: usize = 2 << 20;
+/// in address order (`WholeTable::warm`): those of pieces of up to 8 bytes when they take at most
+/// `WARM_SHORT_MOST` (r50k's 1 MB, cl100k's 2 MB, o200k's 4 MB), those of 9–16 bytes too when both take at most
+/// `WARM_BOTH_MOST` (r50k's). The thread that loaded the vocabulary has most of them in its cache, a batch's
+/// other thread none: it fetched each line when a piece first needed it, one wait at a time. A process's first
+/// 10 MB batch of ~4 KB English documents on two threads, alternated processes, medians of the pairs' ratios
+/// (wall / CPU per byte): r50k +11 % / +5.7 % (8 pairs), cl100k +8.4 % / +5.8 % (6), o200k +6 % / +7.6 % (6);
+/// the batches after it, and one thread, the same. cl100k's 3 MB swept: +1.7 % only; o200k's 6 MB: +1.6 %.
+const WARM_SHORT_MOST: usize = 4 << 20;
+const WARM_BOTH_MOST: usize = 2 << 20;
 
 /// Pieces of this many bytes or more (up to 16) have their seen-table slot fetched while the whole-token table
 /// is probed, so that when the piece is no token the second lookup does not start with a second wait: of
@@ -496,7 +497,7 @@ impl PieceEncoder {
             scratch.seen = Seen::default();
             scratch.serial = self.serial;
             self.seen.attach();
-            self.whole.warm(WARM_MOST);
+            self.whole.warm(WARM_SHORT_MOST, WARM_BOTH_MOST);
         }
         scratch.seen.refresh(&self.seen);
     }

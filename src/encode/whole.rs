@@ -293,17 +293,17 @@ impl WholeTable {
         ShortFinder { slots: &self.short, mask: self.short_mask, shift: self.short_shift }
     }
 
-    /// Asks for the lines of the slots of pieces of up to 8 bytes — and of 9 to 16, if both fit in `most` bytes —
-    /// one after another, into this core's second-level cache; nothing if even the first do not fit (o200k's).
-    /// For a thread about to encode with the table for the first time (see `PieceEncoder::begin`).
-    pub(super) fn warm(&self, most: usize) {
+    /// Asks for the lines of the slots of pieces of up to 8 bytes, if they take at most `short_most` bytes, and
+    /// of 9 to 16 bytes too, if both take at most `both_most`, one after another, into this core's second-level
+    /// cache. For a thread about to encode with the table for the first time (see `PieceEncoder::begin`).
+    pub(super) fn warm(&self, short_most: usize, both_most: usize) {
         let short = size_of_val::<[ShortSlot]>(&self.short);
         let medium = size_of_val::<[MediumSlot]>(&self.medium);
-        if short <= most {
+        if short <= short_most {
             crate::prefetch_lines(self.short.as_ptr().cast(), short);
-            if short + medium <= most {
-                crate::prefetch_lines(self.medium.as_ptr().cast(), medium);
-            }
+        }
+        if short + medium <= both_most {
+            crate::prefetch_lines(self.medium.as_ptr().cast(), medium);
         }
     }
 
