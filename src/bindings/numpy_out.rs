@@ -138,8 +138,9 @@ struct Placing {
 }
 
 /// Encodes `chunks` on this thread and every thread of `helpers` (or on this thread alone, without them),
-/// taking them in text order; a chunk is copied into the batch's vector as soon as the chunks before it are (by the thread that
-/// encoded it, or the one whose chunk was the last missing), and its vectors go back to be encoded into again.
+/// taking them in text order; a chunk is copied into the batch's vector as soon as the chunks before it are (by
+/// the thread that encoded it, or the one whose chunk was the last missing), and its vectors go back to be
+/// encoded into again.
 ///
 /// The chunks used to be encoded all into vectors of their own and copied into a new vector at the end: twice
 /// the ids' size in memory the process had not touched, and page faults in two threads of one process wait
