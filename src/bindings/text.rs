@@ -197,16 +197,9 @@ impl<'a> Source<'a> {
     }
 }
 
-/// How `s` is stored.
+/// How `s` is stored, a str of one byte per character read to tell ASCII (its own bytes) from Latin-1.
 fn stored<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
-    // SAFETY: `s` is a str, whose canonical data never change and live as long as it does; `s` is borrowed
-    // for as long as the returned data are.
-    Ok(match unsafe { s.data() }? {
-        PyStringData::Ucs1(bytes) if bytes.is_ascii() => Source::Ascii(s.to_str()?), // its own bytes
-        PyStringData::Ucs1(latin1) => Source::Latin1(latin1),
-        PyStringData::Ucs2(units) => Source::Ucs2(units),
-        PyStringData::Ucs4(chars) => Source::Ucs4(chars),
-    })
+    Ok(unread(s)?.resolved())
 }
 
 /// Each str of `strings` as a `Source`, none of them read yet: whether a text is ASCII, and whether it holds a
@@ -220,7 +213,8 @@ pub(super) fn sources<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<So
 
 /// How `s` is stored, without reading it (a str of one byte per character is `Ucs1`).
 fn unread<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
-    // SAFETY: as in `stored`.
+    // SAFETY: `s` is a str, whose canonical data never change and live as long as it does; `s` is borrowed
+    // for as long as the returned data are.
     Ok(match unsafe { s.data() }? {
         PyStringData::Ucs1(bytes) => Source::Ucs1(bytes),
         PyStringData::Ucs2(units) => Source::Ucs2(units),
@@ -234,7 +228,7 @@ fn unread<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
 pub(super) fn surrogate_first<T>(strings: &[Bound<'_, PyString>], result: PyResult<T>) -> PyResult<T> {
     if result.is_err() {
         for s in strings {
-            if stored(s)?.has_surrogate() {
+            if unread(s)?.has_surrogate() {
                 s.to_str()?; // CPython raises
             }
         }

@@ -68,8 +68,8 @@ const LONG_GAP: usize = 1024;
 /// `WARM_BOTH_MOST` (r50k's). The thread that loaded the vocabulary has most of them in its cache, a batch's
 /// other thread none: it fetched each line when a piece first needed it, one wait at a time. A process's first
 /// 10 MB batch of ~4 KB English documents on two threads, alternated processes, medians of the pairs' ratios
-/// (wall / CPU per byte): r50k +11 % / +5.7 % (8 pairs), cl100k +8.4 % / +5.8 % (6), o200k +6 % / +7.6 % (6);
-/// the batches after it, and one thread, the same. cl100k's 3 MB swept: +1.7 % only; o200k's 6 MB: +1.6 %.
+/// (wall / CPU per byte): r50k +11 % / +5.7 % (8 pairs), cl100k +8.4 % / +5.8 % (6), o200k +6 % / +7.6 % (6)
+/// and again +2 % / +1.5 % (5); the batches after it, and one thread, the same. cl100k's 3 MB swept: +1.7 % only; o200k's 6 MB: +1.6 %.
 const WARM_SHORT_MOST: usize = 4 << 20;
 const WARM_BOTH_MOST: usize = 2 << 20;
 
