@@ -28,11 +28,14 @@
 //! - Medium slots keep a reach too (2026-12-06): OpenAI's vocabularies fill that table more (r50k 0.66, cl100k
 //!   0.60, o200k 0.73 full), where a piece of 9–16 bytes that is no token walked ~5–7 slots, two to four cache
 //!   lines. Documents of `" assertEqual"` (a piece met before, r50k): 13.1 → 11.3 ns a piece, the splitter's
-//!   instructions per piece 203 → 170 (callgrind). ~4 KB documents, alternated processes, medians (cold /
-//!   steady): Python source r50k +3.8 % / +2.5 %, o200k +1 % / +2 % (5 pairs each); English r50k +1.7 % / −0.5 %,
-//!   cl100k 0 % / +1.4 %, o200k −1 % / +4 % (11 pairs each). First calls on 4 MB: cl100k base64 −4 % time
-//!   (3 pairs); o200k random letters +3–4 % (12 pairs, instructions the same: perf has the wait for the first
-//!   slot's line on the load of its reach, which the next branch needs, where the walk went on speculatively).
+//!   instructions per piece 203 → 170 (callgrind); 1 MB of English (cl100k) 0.4 % fewer instructions and 1.5 %
+//!   fewer mispredicted branches in the splitter. ~4 KB documents, alternated processes, medians (cold /
+//!   steady): Python source r50k +2.4 % / +2.1 % (13 pairs), cl100k −1 % / +0.7 % (8), o200k +1 % / +2 % (5);
+//!   English r50k +1.7 % / −0.5 %, cl100k 0 % / +1.4 %, o200k −1 % / +4 % (11 pairs each). 10 MB one-thread
+//!   batches: cl100k −4 % / 0 % (13 pairs), r50k −0.6 % / +0.8 % (6). First calls on 4 MB: cl100k base64 −4 %
+//!   time (3 pairs); o200k random letters +3–4 % (12 pairs, instructions the same: perf has the wait for the
+//!   first slot's line on the load of its reach, which the next branch needs, where the walk went on
+//!   speculatively). About even on real text; kept for the fewer lines a miss touches.
 //! - The single bytes are in the short table too (at the id a one-byte piece encodes to), so that the block
 //!   splitter's loop looks up every piece of up to 8 bytes the same way, without a branch on its length (see
 //!   `EncodeSink::pieces_to` in `tokenizer.rs`).
