@@ -81,11 +81,85 @@ struct MediumSlot {
     reach: u8,
 }
 
-impl MediumSlot {
-    /// Whether this slot holds the token whose key is `key` (a free slot holds none: its length is 0).
+/// A slot of either array, for the probes and the build they share (linear probing, each start's reach).
+trait Slot: Copy {
+    /// Whether it holds the token whose key is `key` (a free slot holds none: its length is 0).
+    fn holds(&self, key: Key) -> bool;
+    fn is_free(&self) -> bool;
+    fn id(&self) -> u32;
+    fn reach_mut(&mut self) -> &mut u8;
+}
+
+impl Slot for ShortSlot {
+    #[inline(always)]
+    fn holds(&self, key: Key) -> bool {
+        self.bytes == key.first && self.len as u64 == key.len
+    }
+    #[inline(always)]
+    fn is_free(&self) -> bool {
+        self.len == 0
+    }
+    #[inline(always)]
+    fn id(&self) -> u32 {
+        self.id
+    }
+    fn reach_mut(&mut self) -> &mut u8 {
+        &mut self.reach
+    }
+}
+
+impl Slot for MediumSlot {
     #[inline(always)]
     fn holds(&self, key: Key) -> bool {
         self.first == key.first && self.last == key.last && self.len as u64 == key.len
+    }
+    #[inline(always)]
+    fn is_free(&self) -> bool {
+        self.len == 0
+    }
+    #[inline(always)]
+    fn id(&self) -> u32 {
+        self.id
+    }
+    fn reach_mut(&mut self) -> &mut u8 {
+        &mut self.reach
+    }
+}
+
+/// The token `key` past the first slot of its probe, `at`, whose reach is `reach`: at most that many slots
+/// on, and not past a free one; None if none holds it. `mask` is `slots.len() - 1` (a power of two).
+#[inline(always)]
+fn find_past<S: Slot>(slots: &[S], mask: usize, key: Key, mut at: usize, reach: u8) -> Option<u32> {
+    let mut left = if reach == UNBOUNDED_REACH { usize::MAX } else { reach as usize };
+    while left > 0 {
+        left -= 1;
+        at = (at + 1) & mask;
+        // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1` (`new` makes at least 16 slots).
+        let slot = unsafe { slots.get_unchecked(at) };
+        if slot.holds(key) {
+            return Some(slot.id());
+        }
+        if slot.is_free() {
+            return None;
+        }
+    }
+    None
+}
+
+/// Puts `slot`, the token `key` (its reach 0), into the first free slot from `start` on, and counts how far
+/// that is in `start`'s reach. A token listed twice keeps its first id (as a piece looked up whole would have
+/// found). (A free slot has no reach: only an occupied start's is ever raised.)
+fn place<S: Slot>(slots: &mut [S], start: usize, key: Key, slot: S) {
+    let mask = slots.len() - 1;
+    let mut at = start;
+    while !slots[at].is_free() && !slots[at].holds(key) {
+        at = (at + 1) & mask;
+    }
+    if slots[at].is_free() {
+        let reach = u8::try_from(at.wrapping_sub(start) & mask).unwrap_or(UNBOUNDED_REACH);
+        slots[at] = slot;
+        let first = slots[start].reach_mut();
+        *first = (*first).max(reach);
     }
 }
 
@@ -174,29 +248,10 @@ impl ShortFinder<'_> {
         debug_assert!(at < self.slots.len());
         // SAFETY: `short_start` gives an index below `slots.len()` (a power of two: the shift keeps its bits).
         let first = unsafe { self.slots.get_unchecked(at) };
-        if first.bytes == key.first && first.len as u64 == key.len {
+        if first.holds(key) {
             return Some(first.id);
         }
-        self.find_past(key, at, first.reach)
-    }
-
-    /// `find` past the first slot at `at`, whose reach is `reach`.
-    #[inline(always)]
-    fn find_past(&self, key: Key, mut at: usize, reach: u8) -> Option<u32> {
-        let mut left = if reach == UNBOUNDED_REACH { usize::MAX } else { reach as usize };
-        while left > 0 {
-            left -= 1;
-            at = (at + 1) & self.mask;
-            // SAFETY: `at` is masked by `mask`, which is `slots.len() - 1` (`new` makes at least 16 slots).
-            let slot = unsafe { self.slots.get_unchecked(at) };
-            if slot.bytes == key.first && slot.len as u64 == key.len {
-                return Some(slot.id);
-            }
-            if slot.len == 0 {
-                return None;
-            }
-        }
-        None
+        find_past(self.slots, self.mask, key, at, first.reach)
     }
 }
 
@@ -233,37 +288,14 @@ impl WholeTable {
             match bytes.len() {
                 0 => {}
                 1..=8 => {
-                    let mask = table.short_mask;
                     let start = short_start(key.first, table.short_shift);
-                    let mut at = start;
-                    while table.short[at].len != 0
-                        && !(table.short[at].bytes == key.first && table.short[at].len as u64 == key.len)
-                    {
-                        at = (at + 1) & mask;
-                    }
-                    // A token listed twice keeps its first id (as a piece looked up whole would have found).
-                    if table.short[at].len == 0 {
-                        let reach = u8::try_from(at.wrapping_sub(start) & mask).unwrap_or(UNBOUNDED_REACH);
-                        let slot = &mut table.short[at];
-                        (slot.bytes, slot.id, slot.len) = (key.first, id, key.len as u16);
-                        let first = &mut table.short[start];
-                        first.reach = first.reach.max(reach);
-                    }
+                    let slot = ShortSlot { bytes: key.first, id, len: key.len as u16, reach: 0 };
+                    place(&mut table.short, start, key, slot);
                 }
                 9..=16 => {
-                    let mask = table.medium.len() - 1;
                     let start = start(key.hash(), table.medium.len());
-                    let mut at = start;
-                    while table.medium[at].len != 0 && !table.medium[at].holds(key) {
-                        at = (at + 1) & mask;
-                    }
-                    if table.medium[at].len == 0 {
-                        let reach = u8::try_from(at.wrapping_sub(start) & mask).unwrap_or(UNBOUNDED_REACH);
-                        table.medium[at] =
-                            MediumSlot { first: key.first, last: key.last, id, len: key.len as u16, reach: 0 };
-                        let first = &mut table.medium[start];
-                        first.reach = first.reach.max(reach);
-                    }
+                    let slot = MediumSlot { first: key.first, last: key.last, id, len: key.len as u16, reach: 0 };
+                    place(&mut table.medium, start, key, slot);
                 }
                 _ => {
                     table.long.entry(bytes.into()).or_insert(id);
@@ -299,7 +331,7 @@ impl WholeTable {
     #[inline(always)]
     fn get_medium(&self, key: Key, hash: u64) -> u32 {
         let mask = self.medium.len() - 1;
-        let mut at = start(hash, self.medium.len());
+        let at = start(hash, self.medium.len());
         // The line after the first slot's (two slots to a line), asked for now: a walk past the first slot
         // waited for it only once the reach was read, where a walk to a free slot had asked for it at once.
         // SAFETY: the index is masked by `mask`, which is `medium.len() - 1`.
@@ -309,20 +341,7 @@ impl WholeTable {
         if first.holds(key) {
             return first.id;
         }
-        let mut left = if first.reach == UNBOUNDED_REACH { usize::MAX } else { first.reach as usize };
-        while left > 0 {
-            left -= 1;
-            at = (at + 1) & mask;
-            // SAFETY: as above.
-            let slot = unsafe { self.medium.get_unchecked(at) };
-            if slot.holds(key) {
-                return slot.id;
-            }
-            if slot.len == 0 {
-                return NONE;
-            }
-        }
-        NONE
+        find_past(&self.medium, mask, key, at, first.reach).unwrap_or(NONE)
     }
 
     /// The token a piece of 1 to 8 bytes is (given its key), if it is one of the table's (for one byte,
