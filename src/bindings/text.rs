@@ -146,16 +146,17 @@ impl<'a> Source<'a> {
     pub(super) fn to_utf8(self) -> Result<Cow<'a, str>, NoUtf8> {
         match self.resolved() {
             Source::Ascii(text) => Ok(Cow::Borrowed(text)),
-            _ => {
+            other => {
                 let mut out = String::new();
-                self.push_utf8(&mut out).map(|()| Cow::Owned(out))
+                other.push_utf8(&mut out).map(|()| Cow::Owned(out))
             }
         }
     }
 
-    /// `to_utf8`, appended to `out` (which keeps its room from one window to the next).
+    /// `to_utf8`, appended to `out` (which keeps its room from one window to the next). A `Ucs1` is transcoded
+    /// as Latin-1 without being read first (ASCII is Latin-1 too).
     fn push_utf8(self, out: &mut String) -> Result<(), NoUtf8> {
-        match self.resolved() {
+        match self {
             Source::Ascii(text) => {
                 out.push_str(text);
                 Ok(())
