@@ -67,6 +67,7 @@ impl Tokenizer {
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
         let mut ids = Vec::new();
         let _room = id_room::reserve(&mut ids, text.len())?;
+        self.expect_text(text.len());
         self.encode_append(text, policy, &mut ids)?;
         Ok(ids)
     }
@@ -91,6 +92,7 @@ impl Tokenizer {
         let specials_split = policy.allowed.iter().chain(&policy.disallowed).any(|&on| on);
         let mut ids = Vec::new();
         let _room = id_room::reserve(&mut ids, size_hint)?;
+        self.expect_text(size_hint);
         let mut buffer = String::new();
         // Characters encoded so far, and in the buffer; bytes of the buffer already searched for a cut.
         let (mut chars_before, mut chars_held, mut scanned) = (0usize, 0usize, 0usize);
@@ -124,6 +126,15 @@ impl Tokenizer {
         let (mut ids, mut ends) = (Vec::new(), Vec::new());
         self.encode_concatenated_into(texts, policy, &mut ids, &mut ends)?;
         Ok((ids, ends))
+    }
+
+    /// Readies the encoder for about `bytes` of text about to be encoded, in one call or many (a batch's chunks,
+    /// on any threads): the table of pieces met before is grown at once to the size such text takes it to,
+    /// instead of step by step while it is encoded (`SeenTables::expect`). `encode` does it for its text.
+    pub fn expect_text(&self, bytes: usize) {
+        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+            fast.expect_text(bytes);
+        }
     }
 
     /// `encode_concatenated` into vectors given (cleared first), whose room a caller may reuse from one chunk of

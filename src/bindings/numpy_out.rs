@@ -66,6 +66,7 @@ pub(super) fn encode_batch<'py>(
     let (ids, offsets) = py.detach(|| {
         guarded(|| {
             let bytes: usize = texts.iter().map(|t| t.size()).sum();
+            tok.inner.expect_text(bytes);
             // One thread: chunk by chunk on this one, each chunk's texts transcoded (when not ASCII) as it comes.
             let (chunks, helpers) = if threads == 1 {
                 (chunks_of(texts, |_| CHUNK_BYTES), None)

@@ -109,6 +109,7 @@ impl CoreTokenizer {
         let policy = self.policy(allowed, disallowed)?;
         let encode = |t: &Source<'_>| self.inner.encode(&t.to_utf8().map_err(NoUtf8::into_error)?, &policy);
         py.detach(|| {
+            self.inner.expect_text(texts.iter().map(|t| t.size()).sum());
             guarded(|| {
                 // Every result, then the first error in text order (collecting into a Result would stop at
                 // whichever error a thread met first: a different message from one run to the next). On the

@@ -482,6 +482,12 @@ impl PieceEncoder {
         }
     }
 
+    /// Readies the encoder's seen table for `bytes` of text about to be encoded, in one call or many (a batch's
+    /// chunks, on any threads): see `SeenTables::expect`.
+    pub fn expect_text(&self, bytes: usize) {
+        self.seen.expect(bytes);
+    }
+
     /// Whether `scratch` holds this encoder's caches (else `begin` clears them).
     pub fn owns(&self, scratch: &Scratch) -> bool {
         scratch.serial == self.serial
