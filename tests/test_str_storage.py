@@ -56,6 +56,18 @@ def test_any_text_in_a_batch_is_its_utf8(tok, texts):
     assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected
 
 
+def test_a_batch_of_many_chunks_mixing_storages_is_each_texts_utf8(tok):
+    # ~0.3 M characters: several chunks per thread, each thread transcoding its chunks' texts into one buffer it reuses;
+    # texts of every storage interleaved, of many lengths.
+    texts = [text * (1 + k % 40) for k, text in enumerate(list(STORAGES.values()) * 60)]
+    assert sum(len(t) for t in texts) > 300_000
+    expected = [tok.encode_bytes(text.encode()) for text in texts]
+    for threads in (1, 2):
+        ids, offsets = tok.encode_batch_to_numpy(texts, threads=threads)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected
+        assert tok.encode_batch(texts, threads=threads) == expected
+
+
 def test_encoding_leaves_no_utf8_copy_in_the_str(tok):
     # Long enough to be encoded with the GIL released, and short ones; none of them ASCII.
     texts = [text * 2000 for text in list(STORAGES.values())[1:]] + list(STORAGES.values())[1:]

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyModule};
 
-use super::text::{LISTS_PARALLEL_FROM_CHARS, Source, as_strs, batch_threads, chunk_utf8};
+use super::text::{LISTS_PARALLEL_FROM_CHARS, Source, Transcoder, batch_threads};
 use super::tokenizer::CoreTokenizer;
 use super::{guarded, to_py};
 use crate::error::Error;
@@ -82,10 +82,10 @@ pub(super) fn encode_pipelined<'py>(
         let k = claimed.fetch_add(1, Ordering::Relaxed);
         (k < chunks.len()).then_some(k)
     };
-    let encode_chunk = |k: usize| {
+    // (Each thread passes its own transcoder, kept from one chunk to the next.)
+    let encode_chunk = |k: usize, transcoder: &mut Transcoder| {
         let result = guarded(|| {
-            let utf8 = chunk_utf8(chunks[k])?;
-            let texts_here = as_strs(&utf8);
+            let texts_here = transcoder.texts(chunks[k])?;
             crate::progress::sharing_stop(&stop, || tok.inner.encode_concatenated(&texts_here, policy)).map_err(|e| {
                 if e.kind == crate::error::ErrorKind::Interrupted {
                     return e;
@@ -113,6 +113,7 @@ pub(super) fn encode_pipelined<'py>(
     let collector = if collect_young && threads > 1 { collector_thresholds(py) } else { None };
     // This thread's part: lists from finished chunks, in order; else a chunk to encode; else wait.
     let mut pump = |mut receiver: std::sync::mpsc::Receiver<(usize, Encoded)>| {
+        let mut transcoder = Transcoder::default();
         let mut waiting = std::collections::BTreeMap::<usize, Encoded>::new();
         let mut next = 0;
         while next < chunks.len() {
@@ -155,7 +156,7 @@ pub(super) fn encode_pipelined<'py>(
                     Err(e) => failure = failure.take().or(Some(e)),
                 }
             } else if let Some(k) = claim() {
-                waiting.insert(k, py.detach(|| encode_chunk(k)));
+                waiting.insert(k, py.detach(|| encode_chunk(k, &mut transcoder)));
             } else {
                 // Every chunk is taken and the next one is still with a helper: wait for it.
                 let (back, message) = py.detach(move || {
@@ -183,8 +184,9 @@ pub(super) fn encode_pipelined<'py>(
                 let sender = sender.clone();
                 let (claim, encode_chunk) = (&claim, &encode_chunk);
                 scope.spawn(move |_| {
+                    let mut transcoder = Transcoder::default();
                     while let Some(k) = claim() {
-                        if sender.send((k, encode_chunk(k))).is_err() {
+                        if sender.send((k, encode_chunk(k, &mut transcoder))).is_err() {
                             break;
                         }
                     }

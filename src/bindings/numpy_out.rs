@@ -19,7 +19,7 @@ use pyo3::types::PyString;
 
 use super::batch::naming_text;
 use super::guarded;
-use super::text::{PARALLEL_FROM_CHARS, Source, as_strs, batch_threads, chunk_utf8, encode_str};
+use super::text::{PARALLEL_FROM_CHARS, Source, Transcoder, batch_threads, encode_str};
 use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
@@ -84,19 +84,20 @@ pub(super) fn encode_batch<'py>(
     Ok((PyArray1::from_vec(py, ids), PyArray1::from_vec(py, offsets)))
 }
 
-/// Encodes `chunk` (which starts at `texts[first]`) into `ids`, and where each text's ids end in them into
-/// `ends` (both cleared first); an error names the text it is about.
+/// Encodes `chunk` (which starts at `texts[first]`, transcoded by `transcoder`) into `ids`, and where each
+/// text's ids end in them into `ends` (both cleared first); an error names the text it is about.
+#[allow(clippy::too_many_arguments)]
 fn encode_chunk_into(
     tok: &CoreTokenizer,
     chunk: &[Source<'_>],
     first: usize,
     policy: &SpecialPolicy,
     several: bool,
+    transcoder: &mut Transcoder,
     ids: &mut Vec<u32>,
     ends: &mut Vec<usize>,
 ) -> Result<(), Error> {
-    let utf8 = chunk_utf8(chunk)?;
-    let chunk = as_strs(&utf8);
+    let chunk = transcoder.texts(chunk)?;
     tok.inner.encode_concatenated_into(&chunk, policy, ids, ends).map_err(|e| {
         // Which text: the first of the chunk that fails alone.
         let j = chunk.iter().position(|t| tok.inner.encode(t, policy).is_err()).unwrap_or(0);
@@ -168,11 +169,13 @@ fn encode_in_order(
     let lock = || placing.lock().unwrap_or_else(PoisonError::into_inner);
     let taken = AtomicUsize::new(0);
     let work = || {
+        let mut transcoder = Transcoder::default();
         loop {
             let k = taken.fetch_add(1, Ordering::Relaxed);
             let Some(&(first, chunk)) = chunks.get(k) else { break };
             let (mut chunk_ids, mut chunk_ends) = lock().spare.pop().unwrap_or_default();
-            let encoded = encode_chunk_into(tok, chunk, first, policy, several, &mut chunk_ids, &mut chunk_ends);
+            let encoded =
+                encode_chunk_into(tok, chunk, first, policy, several, &mut transcoder, &mut chunk_ids, &mut chunk_ends);
             let mut p = lock();
             let placed = encoded.and_then(|()| {
                 p.waiting.insert(k, (chunk_ids, chunk_ends));

@@ -237,15 +237,45 @@ pub(super) fn surrogate_first<T>(strings: &[Bound<'_, PyString>], result: PyResu
     result
 }
 
-/// The UTF-8 of a chunk of sources (a lone surrogate is a `ValueError` here, which `surrogate_first` turns into
-/// CPython's error; room that cannot be had is a MemoryError).
-pub(super) fn chunk_utf8<'a>(chunk: &[Source<'a>]) -> Result<Vec<Cow<'a, str>>, Error> {
-    chunk.iter().map(|source| source.to_utf8().map_err(NoUtf8::into_error)).collect()
+/// A chunk of a batch's texts as UTF-8: an ASCII text borrowed where Python keeps it, the others transcoded one
+/// after another into one buffer, which a thread keeps from one chunk to the next. (Each text used to be
+/// transcoded into a string of its own: an allocation per text, and memory new to the process for a new
+/// thread's first chunks.)
+#[derive(Default)]
+pub(super) struct Transcoder {
+    buffer: String,
 }
 
-/// The texts as `&str`s (the core does not care whether a text was borrowed or transcoded).
-pub(super) fn as_strs<'a>(texts: &'a [Cow<'_, str>]) -> Vec<&'a str> {
-    texts.iter().map(|text| text.as_ref()).collect()
+impl Transcoder {
+    /// The UTF-8 of each text of `chunk` (a lone surrogate is a `ValueError` here, which `surrogate_first` turns
+    /// into CPython's error; room that cannot be had is a MemoryError). What an earlier call returned is gone.
+    pub(super) fn texts<'s, 'a: 's>(&'s mut self, chunk: &[Source<'a>]) -> Result<Vec<&'s str>, Error> {
+        /// Where a text's UTF-8 is: borrowed, or a span of the buffer (known once it stops moving).
+        enum Part<'a> {
+            Borrowed(&'a str),
+            Transcoded(usize, usize),
+        }
+        self.buffer.clear();
+        let mut parts = Vec::with_capacity(chunk.len());
+        for source in chunk {
+            parts.push(match source.resolved() {
+                Source::Ascii(text) => Part::Borrowed(text),
+                other => {
+                    let start = self.buffer.len();
+                    other.push_utf8(&mut self.buffer).map_err(NoUtf8::into_error)?;
+                    Part::Transcoded(start, self.buffer.len())
+                }
+            });
+        }
+        let buffer = self.buffer.as_str();
+        Ok(parts
+            .into_iter()
+            .map(|part| match part {
+                Part::Borrowed(text) => text,
+                Part::Transcoded(start, end) => &buffer[start..end],
+            })
+            .collect())
+    }
 }
 
 /// Batches of fewer characters than this are encoded on the calling thread alone: waking another thread and

@@ -97,8 +97,8 @@ impl WordCounts {
             guarded(|| {
                 let mut counter = self.counter();
                 let mut progress = lock(&self.progress);
-                let utf8 = super::text::chunk_utf8(&sources)?;
-                counter.add_texts(&super::text::as_strs(&utf8))?;
+                let mut transcoder = super::text::Transcoder::default();
+                counter.add_texts(&transcoder.texts(&sources)?)?;
                 progress.bytes(counter.bytes_seen)?;
                 Ok(())
             })
