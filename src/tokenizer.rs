@@ -129,8 +129,8 @@ impl Tokenizer {
     }
 
     /// Readies the encoder for about `bytes` of text about to be encoded, in one call or many (a batch's chunks,
-    /// on any threads): the table of pieces met before is grown at once to the size such text takes it to,
-    /// instead of step by step while it is encoded (`SeenTables::expect`). `encode` does it for its text.
+    /// on any threads): the table of pieces met before, when it next grows, grows straight to the size such
+    /// text takes it to, instead of step by step (`SeenTables::expect`). `encode` does it for its text.
     pub fn expect_text(&self, bytes: usize) {
         if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
             fast.expect_text(bytes);

@@ -24,9 +24,9 @@
 //!   pieces' whole-token slots before encoding them (the block scanner knows them all at once): r50k steady
 //!   182 → 153 MB/s, the keys computed twice; prefetching the ints while building Python lists.
 //! - Longer pieces that needed merging are remembered per thread (a bounded cache).
-//! - A batch or a long text grows the seen table at once to what its length calls for (`SeenTables::expect`)
-//!   rather than through five doublings, each copying every entry into new memory: 10 MB one-thread batches of
-//!   fresh English +4 to +5.6 % cold (5 pairs per encoding), steady the same.
+//! - Ahead of a batch or a long text the seen table's next growth goes straight to what the text's length calls
+//!   for (`SeenTables::expect`) rather than through five doublings, each copying every entry into new memory:
+//!   10 MB one-thread batches of fresh English +4 to +6 % cold (4–5 pairs per encoding), steady the same.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -216,8 +216,10 @@ const SEEN_MOST_USERS: usize = 4;
 /// Bytes of text per slot of the table grown ahead of a batch or a long text (`SeenTables::expect`), rounded
 /// down to a power of two. Fresh English keeps fewer pieces per byte the more there is (r50k, distinct pieces
 /// of 5–16 bytes that are no token: 12 K in its first 2 MB, 34 K in 10 MB, 55 K in 20 MB), and a table holds at
-/// most half its slots: 2 MB of text gets 2^15 slots, 4 MB 2^16, 10 MB 2^17 (4 MB), what the table grows to on
-/// its way through such text; 20 MB gets 2^18 where two threads use the table (one needs 2^17).
+/// most half its slots: 10 MB of text gets 2^17 slots (4 MB), what the table grows to on its way through such
+/// text; 2 MB gets 2^14 and 4 MB 2^15, from which English of those sizes doubles it once more (rather low than
+/// high: a text that keeps nothing there, random digits, holds the table all the same); 20 MB gets 2^18 where
+/// two threads use the table (one thread's most is 2^17).
 const SEEN_BYTES_PER_SLOT: usize = 64;
 
 /// Slots a thread reserves at a time in its encoder's seen table (see `SeenTable::reserve`): one shared count
@@ -477,12 +479,7 @@ impl SeenTable {
         (*self.reserved.get_mut(), *self.overflow_used.get_mut()) = (0, 0);
     }
 
-    /// A table of twice the slots (at least `SEEN_FIRST_SLOTS`) holding the entries published here.
-    fn grown(&self) -> SeenTable {
-        self.grown_to((self.slot_count() * 2).max(SEEN_FIRST_SLOTS))
-    }
-
-    /// A table of `slots` slots (a power of two, more than half this one's entries) holding the entries
+    /// A table of `slots` slots (a power of two, more than twice this one's entries) holding the entries
     /// published here.
     fn grown_to(&self, slots: usize) -> SeenTable {
         let mut next = SeenTable::with_slots(slots);
@@ -518,6 +515,9 @@ struct SeenTablesInner {
     /// Threads' scratches that took up this encoder (the table may grow to `SEEN_MOST_SLOTS` for each, up to
     /// `SEEN_MOST_USERS`).
     users: AtomicUsize,
+    /// The most slots a text announced it calls for (`SeenTables::expect`): the table's next growth goes at
+    /// least that far.
+    expected: AtomicUsize,
 }
 
 impl Default for SeenTable {
@@ -555,8 +555,8 @@ impl SeenTables {
         (Arc::clone(&current), self.0.generation.load(Ordering::Relaxed))
     }
 
-    /// The table in use, after replacing `full` if it still is: by a copy twice its size while it may grow
-    /// (`SEEN_MOST_SLOTS` per user), else by an empty table of its size — the same table emptied when no other
+    /// The table in use, after replacing `full` if it still is: by a copy twice its size (or the size a text
+    /// announced, `expect`) while it may grow (`SEEN_MOST_SLOTS` per user), else by an empty table of its size — the same table emptied when no other
     /// thread holds it (the entries found again are not worth keeping, measured: see docs/encoding-profile.md).
     /// `Err(full)` if another thread is replacing it.
     fn replace(&self, full: Option<Arc<SeenTable>>) -> Result<InUse, Option<Arc<SeenTable>>> {
@@ -567,7 +567,9 @@ impl SeenTables {
             drop(full);
             let users = self.0.users.load(Ordering::Relaxed).clamp(1, SEEN_MOST_USERS);
             if current.slot_count() < SEEN_MOST_SLOTS * users {
-                *current = Arc::new(current.grown());
+                // Twice the slots, or as many as a text announced (`expect`).
+                let expected = self.0.expected.load(Ordering::Relaxed);
+                *current = Arc::new(current.grown_to((current.slot_count() * 2).max(SEEN_FIRST_SLOTS).max(expected)));
             } else if let Some(table) = Arc::get_mut(&mut current) {
                 // No thread holds it, and none can take it while the lock is held: emptied where it is, rather
                 // than a second table's memory for a while.
@@ -580,25 +582,20 @@ impl SeenTables {
         Ok((Arc::clone(&current), self.0.generation.load(Ordering::Relaxed)))
     }
 
-    /// Grows the table in use ahead of `bytes` of text about to be encoded (a batch, a long text) to the slots
-    /// such text takes it to (`SEEN_BYTES_PER_SLOT`; at most the most it may have), rather than leaving it to
-    /// double as it fills, each time copying every entry into memory new to the process while the text waits.
-    /// Never shrinks it; does nothing while another thread replaces it.
+    /// Readies the table for `bytes` of text about to be encoded (a batch, a long text): when it next grows (or
+    /// is first made), it goes straight to the slots such text takes it to (`SEEN_BYTES_PER_SLOT`; at most the
+    /// most it may have), rather than doubling on the way, each time copying every entry into memory new to the
+    /// process while the text waits. Nothing is made now: a text that keeps nothing here (random digits, one
+    /// long run of a letter) costs no table.
     ///
     /// ```text
-    /// 10 MB of documents, a table of 2^12 slots → 2^17 slots (4 MB) at once, its entries copied once
+    /// 10 MB of documents: the table of 2^12 slots, once half full, → 2^17 slots (4 MB), its entries copied once
     /// ```
     pub(super) fn expect(&self, bytes: usize) {
         let users = self.0.users.load(Ordering::Relaxed).clamp(1, SEEN_MOST_USERS);
         let slots = (bytes / SEEN_BYTES_PER_SLOT).min(SEEN_MOST_SLOTS * users);
-        if slots <= SEEN_FIRST_SLOTS {
-            return;
-        }
-        let wanted = 1 << slots.ilog2();
-        let Some(mut current) = self.try_lock() else { return };
-        if current.slot_count() < wanted {
-            *current = Arc::new(current.grown_to(wanted));
-            self.0.generation.fetch_add(1, Ordering::Relaxed);
+        if slots > SEEN_FIRST_SLOTS {
+            self.0.expected.fetch_max(1 << slots.ilog2(), Ordering::Relaxed);
         }
     }
 
@@ -870,39 +867,38 @@ mod tests {
         assert_eq!(found(&mut other, k + SEEN_MOST_SLOTS as u64 / 2), Some(made(k + SEEN_MOST_SLOTS as u64 / 2)));
     }
 
-    /// Grown ahead of a batch or a long text: at once to the slots its bytes call for (rounded down to a power of
-    /// two; at most the most its users may have), every entry still found; never shrunk, and left as it is for
-    /// a short text.
+    /// Readied for a batch or a long text, the table grows at its next growth straight to the slots the text's
+    /// bytes call for (rounded down to a power of two; at most the most its users may have), every entry still
+    /// found; not before it needs to, and never smaller than it would have.
     #[test]
-    fn the_seen_table_grows_ahead_of_a_long_text_with_its_entries() {
+    fn the_seen_table_grows_straight_to_the_size_a_long_text_calls_for() {
         let tables = SeenTables::default();
         tables.attach();
         let mut seen = Seen::default();
         seen.refresh(&tables);
-        keep_all(&mut seen, &tables, 0..1000);
         let slots = || tables.current().0.slot_count();
-        assert_eq!(slots(), SEEN_FIRST_SLOTS, "1 000 pieces: the first table");
-        tables.expect(200_000); // 3 125 slots' worth: no more than it has
+        tables.expect(200_000); // 3 125 slots' worth: no more than the first table
+        keep_all(&mut seen, &tables, 0..1000);
         assert_eq!(slots(), SEEN_FIRST_SLOTS);
         tables.expect(2_000_000); // 31 250 slots' worth
-        assert_eq!(slots(), 1 << 14);
+        tables.expect(1_000_000); // (the most announced counts)
+        assert_eq!(slots(), SEEN_FIRST_SLOTS, "not grown before it is full");
+        keep_all(&mut seen, &tables, 1000..3000); // past half the first table's slots
+        assert_eq!(slots(), 1 << 14, "straight from 2^12");
+        tables.expect(1 << 40);
+        keep_all(&mut seen, &tables, 3000..9000); // past half of 2^14
+        assert_eq!(slots(), SEEN_MOST_SLOTS, "no more than one user's most");
         seen.refresh(&tables);
-        for k in 0..1000 {
+        for k in 0..9000 {
             assert_eq!(found(&mut seen, k), Some(made(k)), "piece {k}");
         }
-        assert!(found(&mut seen, 1000).is_none());
-        tables.expect(1_000_000);
-        assert_eq!(slots(), 1 << 14, "never shrunk");
-        tables.expect(1 << 40);
-        assert_eq!(slots(), SEEN_MOST_SLOTS, "one user's most");
-        tables.attach();
-        tables.expect(1 << 40);
-        assert_eq!(slots(), 2 * SEEN_MOST_SLOTS, "two users' most");
-        seen.refresh(&tables);
-        keep_all(&mut seen, &tables, 1000..3000);
-        for k in (0..3000).step_by(7) {
-            assert_eq!(found(&mut seen, k), Some(made(k)), "piece {k}");
-        }
+        assert!(found(&mut seen, 9000).is_none());
+        // Nothing announced: the first table is the smallest, whatever another encoder was told.
+        let other = SeenTables::default();
+        other.attach();
+        let mut other_seen = Seen::default();
+        keep_all(&mut other_seen, &other, 0..10);
+        assert_eq!(other.current().0.slot_count(), SEEN_FIRST_SLOTS);
     }
 
     /// Threads filling one table at once, with overlapping pieces, through its growth and two fresh starts:
