@@ -56,8 +56,8 @@ pub(super) fn encode_pipelined<'py>(
     collect_young: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let threads = batch_threads(threads, texts, LISTS_PARALLEL_FROM_CHARS);
-    let bytes: usize = texts.iter().map(|t| t.size()).sum();
-    py.detach(|| tok.inner.expect_text(bytes));
+    // (A few loads: not worth releasing the GIL for, which a batch of one short text would pay.)
+    tok.inner.expect_text(texts.iter().map(|t| t.size()).sum());
     // Pipelined: `threads - 1` pool threads and this one take chunks of texts in turn, and this thread, which
     // holds the GIL, also turns finished chunks into lists, in order. Building the lists is a fifth of the
     // work and needs the GIL. Done while a full pool encoded (three busy threads on two cores), threads=2
