@@ -556,8 +556,9 @@ impl SeenTables {
     }
 
     /// The table in use, after replacing `full` if it still is: by a copy twice its size (or the size a text
-    /// announced, `expect`) while it may grow (`SEEN_MOST_SLOTS` per user), else by an empty table of its size — the same table emptied when no other
-    /// thread holds it (the entries found again are not worth keeping, measured: see docs/encoding-profile.md).
+    /// announced, `expect`) while it may grow (`SEEN_MOST_SLOTS` per user), else by an empty table of its size —
+    /// the same table emptied when no other thread holds it (the entries found again are not worth keeping,
+    /// measured: see docs/encoding-profile.md).
     /// `Err(full)` if another thread is replacing it.
     fn replace(&self, full: Option<Arc<SeenTable>>) -> Result<InUse, Option<Arc<SeenTable>>> {
         let Some(mut current) = self.try_lock() else { return Err(full) };
@@ -592,11 +593,14 @@ impl SeenTables {
     /// 10 MB of documents: the table of 2^12 slots, once half full, → 2^17 slots (4 MB), its entries copied once
     /// ```
     pub(super) fn expect(&self, bytes: usize) {
-        let users = self.0.users.load(Ordering::Relaxed).clamp(1, SEEN_MOST_USERS);
-        let slots = (bytes / SEEN_BYTES_PER_SLOT).min(SEEN_MOST_SLOTS * users);
-        if slots > SEEN_FIRST_SLOTS {
-            self.0.expected.fetch_max(1 << slots.ilog2(), Ordering::Relaxed);
+        // (Every `encode` asks, most for a short text: that is told from its length alone.)
+        let slots = bytes / SEEN_BYTES_PER_SLOT;
+        if slots <= SEEN_FIRST_SLOTS {
+            return;
         }
+        let users = self.0.users.load(Ordering::Relaxed).clamp(1, SEEN_MOST_USERS);
+        let slots = slots.min(SEEN_MOST_SLOTS * users);
+        self.0.expected.fetch_max(1 << slots.ilog2(), Ordering::Relaxed);
     }
 
     /// Counts a thread's scratch that takes up this encoder.
