@@ -217,6 +217,23 @@ def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encoding
     assert tok.encode_to_numpy(base64ish).tolist() == enc.encode(base64ish)
 
 
+def test_numbers_long_enough_to_check_every_digit_pair_at_once_give_tiktokens_ids(encodings, shared_data):
+    # A piece of at least as many bytes as GPT-2 has pairs of digit tokens (994² ≈ 1 M) has every pair's check
+    # answered before its search (backtrack.rs, `fill`); shorter ones walk each pair as they ask for it. On a
+    # fresh tokenizer: short numbers first, then two long ones in a 2-thread batch (one thread answers every
+    # pair while the other walks its own), then another alone.
+    _, enc = encodings["r50k_base"]
+    tok = bytepair.get_encoding("r50k_base", shared_data)
+    rng = random.Random(994)
+    short = " ".join("".join(rng.choices(string.digits, k=rng.randint(1, 40))) for _ in range(5_000))
+    longs = ["".join(rng.choices(string.digits, k=1_000_000 + k)) for k in range(3)]
+    assert tok.encode_to_numpy(short).tolist() == enc.encode_ordinary(short)
+    ids, offsets = tok.encode_batch_to_numpy(longs[:2], threads=2)
+    for k in range(2):
+        assert ids[offsets[k] : offsets[k + 1]].tolist() == enc.encode_ordinary(longs[k])
+    assert tok.encode_to_numpy(longs[2]).tolist() == enc.encode_ordinary(longs[2])
+
+
 def test_encode_to_numpy_of_one_text_takes_every_option(encodings):
     # Any special-token rule or dtype for one text goes straight to the core too (not through the batch path).
     import numpy as np

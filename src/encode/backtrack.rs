@@ -35,7 +35,7 @@
 //! against the bucket merge it replaced (before the tables of 4.). Multilingual text, whose unspaced pieces
 //! miss the caches: o200k 23 → ~45 MB/s.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -221,6 +221,11 @@ pub struct Backtracker {
 /// rows, mostly with pairs it never asked for; and up to 256 asks of a row walked the same pairs again.) The
 /// table is zeroed memory from the allocator, so that its pages become resident only where pairs are asked
 /// for: ordinary text asks for few. Two threads may find a pair at once (see `bits`).
+///
+/// A piece long enough to ask for a good part of the table (`worth_filling`) has every pair answered first,
+/// by walks that look merges up in dense rows (`Backtracker::fill`): ~9 ns a pair against ~35 for a walk
+/// when first asked (4 MB of random digits, r50k, as a first call: 75 → 61 ms; 52 once the table is known).
+/// Letting shorter pieces set it off did not pay: base64 asks for a small part of the short-letter table.
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
@@ -233,6 +238,8 @@ struct ClassPairs {
     /// word at once (a load and a store, not a locked read-modify-write: 3 M pairs on random letters) leaves
     /// that pair unknown, never wrong.
     bits: Vec<AtomicU64>,
+    /// Whether every pair has been answered at once (`Backtracker::fill`), or a thread is at it.
+    filled: AtomicBool,
 }
 
 impl Clone for ClassPairs {
@@ -242,13 +249,19 @@ impl Clone for ClassPairs {
             members: self.members.clone(),
             words_per_row: self.words_per_row,
             bits: self.bits.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect(),
+            filled: AtomicBool::new(self.filled.load(Ordering::Relaxed)),
         }
     }
 }
 
 /// The table given to the search that does not use one.
-static NO_CLASS_PAIRS: ClassPairs =
-    ClassPairs { class: NO_CLASS, members: Vec::new(), words_per_row: 0, bits: Vec::new() };
+static NO_CLASS_PAIRS: ClassPairs = ClassPairs {
+    class: NO_CLASS,
+    members: Vec::new(),
+    words_per_row: 0,
+    bits: Vec::new(),
+    filled: AtomicBool::new(true),
+};
 
 impl ClassPairs {
     /// An empty table for `members`, the tokens of `class`.
@@ -257,7 +270,15 @@ impl ClassPairs {
         // SAFETY: an all-zero AtomicU64 is a valid 0. (Zeroed by the allocator: fresh pages stay untouched.)
         let bits = unsafe { Box::<[AtomicU64]>::new_zeroed_slice(2 * members.len() * words_per_row).assume_init() };
         let bits = bits.into_vec();
-        ClassPairs { class: class as u16, words_per_row, bits, members }
+        ClassPairs { class: class as u16, words_per_row, bits, members, filled: AtomicBool::new(false) }
+    }
+
+    /// Whether a piece of `len` bytes that checks its pairs here should have every pair answered first
+    /// (`Backtracker::fill`): a piece of at least as many bytes as the table has pairs, unless it is done.
+    /// 4 MB of random digits (r50k: 994 digit tokens, ~1 M pairs) asks for 630 K of them.
+    #[inline]
+    fn worth_filling(&self, len: usize) -> bool {
+        len >= self.members.len() * self.members.len() && !self.filled.load(Ordering::Relaxed)
     }
 
     /// Where the bits of the pair (`left`, `right`) are: the index of its "passes" word (its "fails" word is
@@ -547,12 +568,121 @@ impl Backtracker {
         self.class_pairs.iter().flat_map(|t| &t.bits).map(|w| w.load(Ordering::Relaxed).count_ones() as usize).sum()
     }
 
+    /// For each class whose table was filled at once (`fill`), checks that every pair's answer there is its
+    /// walk's, and counts them (panics on the first that is not).
+    #[cfg(test)]
+    pub fn check_filled_class_pairs(&self) -> usize {
+        let mut checked = 0;
+        for table in self.class_pairs.iter().filter(|t| t.filled.load(Ordering::Relaxed)) {
+            for (i, &a) in table.members.iter().enumerate() {
+                for (j, &b) in table.members.iter().enumerate() {
+                    let walked = self.meeting(a, b, false) == NONE;
+                    assert_eq!(table.known(i as u16, j as u16), Some(walked), "pair ({a}, {b}) of a filled table");
+                    checked += 1;
+                }
+            }
+        }
+        checked
+    }
+
     /// A copy that checks every pair by walking the merge trees (no class tables).
     #[cfg(test)]
     pub fn without_class_pairs(&self) -> Backtracker {
         let mut copy = self.clone();
         copy.class_index.fill(NO_CLASS);
         copy
+    }
+
+    /// Answers every pair of `table`'s class (once per table; a thread that finds another at it goes on
+    /// without waiting): `meeting` for each pair, with its lookups of merges made in a dense row per token on
+    /// the left one's right edge, filled from the class's merges, rather than in `canonical`.
+    ///
+    /// The tokens on a member's edges are members (both classes hold the parts of their tokens, which were
+    /// built before them); a pair with one that is not would be left unknown, to be walked when asked for.
+    #[cold]
+    fn fill(&self, table: &ClassPairs) {
+        if table.filled.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let n = table.members.len();
+        let index_of = |id: u32| {
+            let c = self.class_index[id as usize];
+            (c != NO_CLASS && c >> CLASS_SHIFT == table.class).then_some(u32::from(c & ((1 << CLASS_SHIFT) - 1)))
+        };
+        // Each member's merges with a member on its right: (the right one's index, the token they make).
+        let mut merges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        for (id, &[left, right]) in self.split.iter().enumerate().filter(|(_, s)| s[0] != NONE) {
+            if let (Some(l), Some(r)) = (index_of(left), index_of(right)) {
+                merges[l as usize].push((r, id as u32));
+            }
+        }
+        // A member's edge on `side` (0: left), top down to a byte: its tokens' ids and class indices.
+        let edge = |top: u32, side: usize| -> Option<(Vec<u32>, Vec<u32>)> {
+            let mut ids = vec![top];
+            while ids[ids.len() - 1] >= self.first_merged {
+                ids.push(self.split[ids[ids.len() - 1] as usize][side]);
+            }
+            let indices = ids.iter().map(|&id| index_of(id)).collect::<Option<Vec<u32>>>()?;
+            Some((ids, indices))
+        };
+        let lefts: Vec<Option<(Vec<u32>, Vec<u32>)>> = table.members.iter().map(|&b| edge(b, 0)).collect();
+        // rows[i][r]: the token that `xs[i]` and the member of index r make (NONE: none).
+        let mut rows: Vec<Vec<u32>> = Vec::new();
+        let mut words = vec![0u64; 2 * table.words_per_row];
+        for (a_index, &a) in table.members.iter().enumerate() {
+            let Some((xs, x_indices)) = edge(a, 1) else { continue };
+            rows.resize_with(rows.len().max(xs.len()), || vec![NONE; n]);
+            for (row, &x) in rows.iter_mut().zip(&x_indices) {
+                for &(r, made) in &merges[x as usize] {
+                    row[r as usize] = made;
+                }
+            }
+            words.fill(0);
+            for (b_index, left) in lefts.iter().enumerate() {
+                if let Some((ys, y_indices)) = left {
+                    let passes = self.meeting_by_rows(&xs, &rows, ys, y_indices);
+                    words[2 * (b_index / 64) + usize::from(!passes)] |= 1 << (b_index % 64);
+                }
+            }
+            let row_start = 2 * a_index * table.words_per_row;
+            for (word, &found) in table.bits[row_start..row_start + words.len()].iter().zip(&words) {
+                word.fetch_or(found, Ordering::Relaxed);
+            }
+            for (row, &x) in rows.iter_mut().zip(&x_indices) {
+                for &(r, _) in &merges[x as usize] {
+                    row[r as usize] = NONE;
+                }
+            }
+        }
+    }
+
+    /// `meeting(xs[0], ys[0], false) == NONE`, from the two edges (`xs` down the left token's right edge,
+    /// `ys` down the right one's left edge, each to a byte) and, for `xs[i]`, the tokens its merges make with
+    /// each member on the right, by class index (`rows[i]`; `y_indices`: the class index of each of `ys`).
+    #[inline]
+    fn meeting_by_rows(&self, xs: &[u32], rows: &[Vec<u32>], ys: &[u32], y_indices: &[u32]) -> bool {
+        let (mut i, mut j) = (0, 0);
+        let (mut x_becomes, mut y_becomes) = (NONE, NONE);
+        loop {
+            let (x, y) = (xs[i], ys[j]);
+            let merged = rows[i][y_indices[j] as usize];
+            if merged < x_becomes && merged <= y_becomes && merged != NONE {
+                return false;
+            }
+            if x > y {
+                if x < self.first_merged {
+                    return true;
+                }
+                x_becomes = x;
+                i += 1;
+            } else {
+                if y < self.first_merged {
+                    return true;
+                }
+                y_becomes = y;
+                j += 1;
+            }
+        }
     }
 
     /// The pair check (`meeting`), from `table` when `TABLED` and both are tokens of its class (`FAILS` when
@@ -683,7 +813,12 @@ impl Backtracker {
         // (in every pair check, it made random letters 3% slower).
         let class = text.last().and_then(|&last| TokenClass::for_last_byte(last));
         match class.map(|class| &self.class_pairs[class as usize]) {
-            Some(table) if !table.members.is_empty() => self.search::<true, KEEP>(text, table, dead, out),
+            Some(table) if !table.members.is_empty() => {
+                if table.worth_filling(text.len()) {
+                    self.fill(table);
+                }
+                self.search::<true, KEEP>(text, table, dead, out)
+            }
             _ => self.search::<false, KEEP>(text, &NO_CLASS_PAIRS, dead, out),
         }
     }

@@ -1103,6 +1103,44 @@ pub(super) mod tests {
         );
     }
 
+    /// A piece of at least as many bytes as a class's table has pairs has the whole table answered first
+    /// (`Backtracker::fill`): every pair as its walk answers it, pairs answered before by their walks kept,
+    /// and the merge's ids.
+    #[test]
+    fn class_tables_answered_at_once_agree_with_the_walks() {
+        use crate::train::{Silent, TrainConfig, train};
+        use crate::vocab::Mode;
+        let mut next = numbers_below(11);
+        let (mut filled_pairs, mut encoders) = (0, 0);
+        for alphabet in [&b"0123456789"[..], b"aBcD", b"0012 3a"] {
+            let words: Vec<(String, u64)> = (0..8)
+                .map(|_| {
+                    let len = 100 + next(400) as usize;
+                    (String::from_utf8(random_text(&mut next, alphabet, len)).unwrap(), 1 + next(3))
+                })
+                .collect();
+            let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+            let mut config = TrainConfig::for_test(256 + 10 + 150, Mode::Byte);
+            config.alphabet = crate::train::Alphabet::All;
+            let vocab = train(&words, &config, &mut Silent).unwrap().vocab;
+            for by_ranks in [false, true] {
+                let e = crate::encode::piece_encoder_by_rule(&vocab, by_ranks).unwrap();
+                let Some(backtracker) = e.backtracker() else { continue };
+                // A short piece first: its pairs are walked as asked for, and in the table before the fill.
+                let short = random_text(&mut next, alphabet, 300);
+                let (backtracked, merged) = backtracked_and_merged(&e, &short);
+                assert_eq!(backtracked, merged);
+                assert_eq!(backtracker.check_filled_class_pairs(), 0, "filled before a long piece");
+                let long = random_text(&mut next, alphabet, 60_000);
+                let (backtracked, merged) = backtracked_and_merged(&e, &long);
+                assert_eq!(backtracked, merged, "{:?}", String::from_utf8_lossy(&long[..100]));
+                filled_pairs += backtracker.check_filled_class_pairs();
+                encoders += 1;
+            }
+        }
+        assert!(encoders >= 4 && filled_pairs > 10_000, "{encoders} encoders, {filled_pairs} pairs filled");
+    }
+
     /// Pieces merged one right after another (base64, random text) with long ones among them go to the
     /// backtracker, sparse ones and dense short ones to the whole-token merge (`merge_bytes`): the same ids
     /// whichever way, and each way taken.
