@@ -35,7 +35,8 @@
 //! against the bucket merge it replaced (before the tables of 4.). Multilingual text, whose unspaced pieces
 //! miss the caches: o200k 23 → ~45 MB/s.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -222,10 +223,12 @@ pub struct Backtracker {
 /// table is zeroed memory from the allocator, so that its pages become resident only where pairs are asked
 /// for: ordinary text asks for few. Two threads may find a pair at once (see `bits`).
 ///
-/// A piece long enough to ask for a good part of the table (`worth_filling`) has every pair answered first,
-/// by walks that look merges up in dense rows (`Backtracker::fill`): ~9 ns a pair against ~35 for a walk
-/// when first asked (4 MB of random digits, r50k, as a first call: 75 → 61 ms; 52 once the table is known).
-/// Letting shorter pieces set it off did not pay: base64 asks for a small part of the short-letter table.
+/// In a number long enough to ask for a good part of the table (`fills_rows`), the first pair asked for with a
+/// left token has that token's whole row answered, by walks that look merges up in dense rows rather than
+/// in `canonical` (`Backtracker::fill_row`): ~9 ns a pair against ~35 for a walk when first asked. 4 MB of
+/// random digits (r50k) as a first call: 73.5 → 60 ms (51 once the table is known). The whole table at
+/// once did as well there but cost `"a"` × 4 MB 10–20 ms for pairs it never asks for; letting shorter
+/// pieces fill did not pay: base64 asks for a small part of the short-letter table.
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
@@ -238,8 +241,20 @@ struct ClassPairs {
     /// word at once (a load and a store, not a locked read-modify-write: 3 M pairs on random letters) leaves
     /// that pair unknown, never wrong.
     bits: Vec<AtomicU64>,
-    /// Whether every pair has been answered at once (`Backtracker::fill`), or a thread is at it.
-    filled: AtomicBool,
+    /// A bit per left token whose row has been answered whole (`Backtracker::fill_row`), or is being.
+    rows_filled: Vec<AtomicU64>,
+    /// What filling a row needs, made for the first.
+    edges: OnceLock<ClassEdges>,
+}
+
+/// The class's merges and its tokens' left edges, for `Backtracker::fill_row`.
+#[derive(Clone, Debug)]
+struct ClassEdges {
+    /// Each member's merges with a member on its right: (the right one's index, the token they make).
+    merges: Vec<Vec<(u32, u32)>>,
+    /// Each member's left edge, top down to a byte: its tokens' ids and class indices (None if one is not a
+    /// member: it never is, as both classes hold the parts of their tokens, which were built before them).
+    lefts: Vec<Option<(Vec<u32>, Vec<u32>)>>,
 }
 
 impl Clone for ClassPairs {
@@ -249,7 +264,8 @@ impl Clone for ClassPairs {
             members: self.members.clone(),
             words_per_row: self.words_per_row,
             bits: self.bits.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect(),
-            filled: AtomicBool::new(self.filled.load(Ordering::Relaxed)),
+            rows_filled: self.rows_filled.iter().map(|b| AtomicU64::new(b.load(Ordering::Relaxed))).collect(),
+            edges: self.edges.clone(),
         }
     }
 }
@@ -260,7 +276,8 @@ static NO_CLASS_PAIRS: ClassPairs = ClassPairs {
     members: Vec::new(),
     words_per_row: 0,
     bits: Vec::new(),
-    filled: AtomicBool::new(true),
+    rows_filled: Vec::new(),
+    edges: OnceLock::new(),
 };
 
 impl ClassPairs {
@@ -270,15 +287,23 @@ impl ClassPairs {
         // SAFETY: an all-zero AtomicU64 is a valid 0. (Zeroed by the allocator: fresh pages stay untouched.)
         let bits = unsafe { Box::<[AtomicU64]>::new_zeroed_slice(2 * members.len() * words_per_row).assume_init() };
         let bits = bits.into_vec();
-        ClassPairs { class: class as u16, words_per_row, bits, members, filled: AtomicBool::new(false) }
+        let rows_filled = (0..members.len().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        ClassPairs { class: class as u16, words_per_row, bits, members, rows_filled, edges: OnceLock::new() }
     }
 
-    /// Whether a piece of `len` bytes that checks its pairs here should have every pair answered first
-    /// (`Backtracker::fill`): a piece of at least as many bytes as the table has pairs, unless it is done.
-    /// 4 MB of random digits (r50k: 994 digit tokens, ~1 M pairs) asks for 630 K of them.
+    /// Whether a piece of `len` bytes fills whole rows here (`Backtracker::fill_row`): a number of at least as
+    /// many bytes as the table has pairs. (4 MB of random digits, r50k: 994 digit tokens, ~1 M pairs, 630 K
+    /// of them asked for.) Not a run of letters: 4 MB of random letters took as long or 2–5 % longer (r50k,
+    /// cl100k), its walks finding longer tokens than those of the table more often.
     #[inline]
-    fn worth_filling(&self, len: usize) -> bool {
-        len >= self.members.len() * self.members.len() && !self.filled.load(Ordering::Relaxed)
+    fn fills_rows(&self, len: usize) -> bool {
+        self.class == TokenClass::Digits as u16 && len >= self.members.len() * self.members.len()
+    }
+
+    /// The class index of token `id`, if it is in the class.
+    fn index_of(&self, class_index: &[u16], id: u32) -> Option<u32> {
+        let c = class_index[id as usize];
+        (c != NO_CLASS && c >> CLASS_SHIFT == self.class).then_some(u32::from(c & ((1 << CLASS_SHIFT) - 1)))
     }
 
     /// Where the bits of the pair (`left`, `right`) are: the index of its "passes" word (its "fails" word is
@@ -568,16 +593,19 @@ impl Backtracker {
         self.class_pairs.iter().flat_map(|t| &t.bits).map(|w| w.load(Ordering::Relaxed).count_ones() as usize).sum()
     }
 
-    /// For each class whose table was filled at once (`fill`), checks that every pair's answer there is its
-    /// walk's, and counts them (panics on the first that is not).
+    /// Checks that every pair in a row filled whole (`fill_row`) has its walk's answer there, and counts them
+    /// (panics on the first that has not).
     #[cfg(test)]
     pub fn check_filled_class_pairs(&self) -> usize {
         let mut checked = 0;
-        for table in self.class_pairs.iter().filter(|t| t.filled.load(Ordering::Relaxed)) {
+        for table in &self.class_pairs {
             for (i, &a) in table.members.iter().enumerate() {
+                if table.rows_filled[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 == 0 {
+                    continue;
+                }
                 for (j, &b) in table.members.iter().enumerate() {
                     let walked = self.meeting(a, b, false) == NONE;
-                    assert_eq!(table.known(i as u16, j as u16), Some(walked), "pair ({a}, {b}) of a filled table");
+                    assert_eq!(table.known(i as u16, j as u16), Some(walked), "pair ({a}, {b}) of a filled row");
                     checked += 1;
                 }
             }
@@ -593,67 +621,66 @@ impl Backtracker {
         copy
     }
 
-    /// Answers every pair of `table`'s class (once per table; a thread that finds another at it goes on
-    /// without waiting): `meeting` for each pair, with its lookups of merges made in a dense row per token on
-    /// the left one's right edge, filled from the class's merges, rather than in `canonical`.
-    ///
-    /// The tokens on a member's edges are members (both classes hold the parts of their tokens, which were
-    /// built before them); a pair with one that is not would be left unknown, to be walked when asked for.
+    /// Answers the pair check of the member `a_index` of `table`'s class with every member on its right, once
+    /// per row (a thread that finds another at it walks its own pair meanwhile): `meeting` for each pair, its
+    /// lookups of merges made in a dense row per token on the left one's right edge, filled from the class's
+    /// merges, rather than in `canonical`.
     #[cold]
-    fn fill(&self, table: &ClassPairs) {
-        if table.filled.swap(true, Ordering::Relaxed) {
+    #[inline(never)]
+    fn fill_row(&self, table: &ClassPairs, a_index: usize) {
+        let bit = 1u64 << (a_index % 64);
+        if table.rows_filled[a_index / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
             return;
         }
+        let edges = table.edges.get_or_init(|| self.class_edges(table));
+        let Some((xs, x_indices)) = self.class_edge(table, table.members[a_index], 1) else { return };
         let n = table.members.len();
-        let index_of = |id: u32| {
-            let c = self.class_index[id as usize];
-            (c != NO_CLASS && c >> CLASS_SHIFT == table.class).then_some(u32::from(c & ((1 << CLASS_SHIFT) - 1)))
-        };
-        // Each member's merges with a member on its right: (the right one's index, the token they make).
-        let mut merges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        // rows[i][r]: the token that `xs[i]` and the member of index r make (NONE: none).
+        let rows: Vec<Vec<u32>> = x_indices
+            .iter()
+            .map(|&x| {
+                let mut row = vec![NONE; n];
+                for &(r, made) in &edges.merges[x as usize] {
+                    row[r as usize] = made;
+                }
+                row
+            })
+            .collect();
+        let mut words = vec![0u64; 2 * table.words_per_row];
+        for (b_index, left) in edges.lefts.iter().enumerate() {
+            if let Some((ys, y_indices)) = left {
+                let passes = self.meeting_by_rows(&xs, &rows, ys, y_indices);
+                words[2 * (b_index / 64) + usize::from(!passes)] |= 1 << (b_index % 64);
+            }
+        }
+        let row_start = 2 * a_index * table.words_per_row;
+        for (word, &found) in table.bits[row_start..row_start + words.len()].iter().zip(&words) {
+            word.fetch_or(found, Ordering::Relaxed);
+        }
+    }
+
+    /// `table`'s `ClassEdges`.
+    fn class_edges(&self, table: &ClassPairs) -> ClassEdges {
+        let mut merges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); table.members.len()];
         for (id, &[left, right]) in self.split.iter().enumerate().filter(|(_, s)| s[0] != NONE) {
-            if let (Some(l), Some(r)) = (index_of(left), index_of(right)) {
+            let (l, r) = (table.index_of(&self.class_index, left), table.index_of(&self.class_index, right));
+            if let (Some(l), Some(r)) = (l, r) {
                 merges[l as usize].push((r, id as u32));
             }
         }
-        // A member's edge on `side` (0: left), top down to a byte: its tokens' ids and class indices.
-        let edge = |top: u32, side: usize| -> Option<(Vec<u32>, Vec<u32>)> {
-            let mut ids = vec![top];
-            while ids[ids.len() - 1] >= self.first_merged {
-                ids.push(self.split[ids[ids.len() - 1] as usize][side]);
-            }
-            let indices = ids.iter().map(|&id| index_of(id)).collect::<Option<Vec<u32>>>()?;
-            Some((ids, indices))
-        };
-        let lefts: Vec<Option<(Vec<u32>, Vec<u32>)>> = table.members.iter().map(|&b| edge(b, 0)).collect();
-        // rows[i][r]: the token that `xs[i]` and the member of index r make (NONE: none).
-        let mut rows: Vec<Vec<u32>> = Vec::new();
-        let mut words = vec![0u64; 2 * table.words_per_row];
-        for (a_index, &a) in table.members.iter().enumerate() {
-            let Some((xs, x_indices)) = edge(a, 1) else { continue };
-            rows.resize_with(rows.len().max(xs.len()), || vec![NONE; n]);
-            for (row, &x) in rows.iter_mut().zip(&x_indices) {
-                for &(r, made) in &merges[x as usize] {
-                    row[r as usize] = made;
-                }
-            }
-            words.fill(0);
-            for (b_index, left) in lefts.iter().enumerate() {
-                if let Some((ys, y_indices)) = left {
-                    let passes = self.meeting_by_rows(&xs, &rows, ys, y_indices);
-                    words[2 * (b_index / 64) + usize::from(!passes)] |= 1 << (b_index % 64);
-                }
-            }
-            let row_start = 2 * a_index * table.words_per_row;
-            for (word, &found) in table.bits[row_start..row_start + words.len()].iter().zip(&words) {
-                word.fetch_or(found, Ordering::Relaxed);
-            }
-            for (row, &x) in rows.iter_mut().zip(&x_indices) {
-                for &(r, _) in &merges[x as usize] {
-                    row[r as usize] = NONE;
-                }
-            }
+        let lefts = table.members.iter().map(|&b| self.class_edge(table, b, 0)).collect();
+        ClassEdges { merges, lefts }
+    }
+
+    /// The edge of `top` on `side` (0: left), down to a byte: its tokens' ids and class indices in `table`
+    /// (None if one is not in the class).
+    fn class_edge(&self, table: &ClassPairs, top: u32, side: usize) -> Option<(Vec<u32>, Vec<u32>)> {
+        let mut ids = vec![top];
+        while ids[ids.len() - 1] >= self.first_merged {
+            ids.push(self.split[ids[ids.len() - 1] as usize][side]);
         }
+        let indices = ids.iter().map(|&id| table.index_of(&self.class_index, id)).collect::<Option<Vec<u32>>>()?;
+        Some((ids, indices))
     }
 
     /// `meeting(xs[0], ys[0], false) == NONE`, from the two edges (`xs` down the left token's right edge,
@@ -686,9 +713,16 @@ impl Backtracker {
     }
 
     /// The pair check (`meeting`), from `table` when `TABLED` and both are tokens of its class (`FAILS` when
-    /// it fails there): found once, remembered there.
+    /// it fails there): found once, remembered there — with the rest of `a`'s row when `fill_rows`.
     #[inline(always)]
-    fn pair_check<const TABLED: bool>(&self, table: &ClassPairs, a: u32, b: u32, a_is_longest: bool) -> u32 {
+    fn pair_check<const TABLED: bool>(
+        &self,
+        table: &ClassPairs,
+        a: u32,
+        b: u32,
+        a_is_longest: bool,
+        fill_rows: bool,
+    ) -> u32 {
         if TABLED {
             let (a_class, b_class) = (self.class_index[a as usize], self.class_index[b as usize]);
             let in_class = |c: u16| c != NO_CLASS && c >> CLASS_SHIFT == table.class;
@@ -699,6 +733,12 @@ impl Backtracker {
                     Some(true) => NONE,
                     Some(false) => FAILS,
                     None => {
+                        if fill_rows {
+                            self.fill_row(table, left as usize);
+                            if let Some(passes) = table.known(left, right) {
+                                return if passes { NONE } else { FAILS };
+                            }
+                        }
                         let met = self.meeting(a, b, a_is_longest);
                         table.remember(left, right, met == NONE);
                         met
@@ -814,12 +854,9 @@ impl Backtracker {
         let class = text.last().and_then(|&last| TokenClass::for_last_byte(last));
         match class.map(|class| &self.class_pairs[class as usize]) {
             Some(table) if !table.members.is_empty() => {
-                if table.worth_filling(text.len()) {
-                    self.fill(table);
-                }
-                self.search::<true, KEEP>(text, table, dead, out)
+                self.search::<true, KEEP>(text, table, table.fills_rows(text.len()), dead, out)
             }
-            _ => self.search::<false, KEEP>(text, &NO_CLASS_PAIRS, dead, out),
+            _ => self.search::<false, KEEP>(text, &NO_CLASS_PAIRS, false, dead, out),
         }
     }
 
@@ -830,6 +867,7 @@ impl Backtracker {
         &self,
         text: &[u8],
         table: &ClassPairs,
+        fill_rows: bool,
         dead: &mut Vec<u64>,
         out: &mut Vec<u32>,
     ) -> bool {
@@ -874,7 +912,13 @@ impl Backtracker {
                 let fits = (end == n || !is_dead(dead, end))
                     && (out.len() == start
                         || (!(failed != NONE && self.fails_as_well(failed, met, candidate)) && {
-                            let at = self.pair_check::<TABLED>(table, out[out.len() - 1], candidate, last_is_longest);
+                            let at = self.pair_check::<TABLED>(
+                                table,
+                                out[out.len() - 1],
+                                candidate,
+                                last_is_longest,
+                                fill_rows,
+                            );
                             if at != NONE {
                                 (failed, met) = (candidate, at);
                             }
