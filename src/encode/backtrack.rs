@@ -226,8 +226,8 @@ pub struct Backtracker {
 /// In a number long enough to ask for a good part of the table (`fills_rows`), the first pair asked for with a
 /// left token has that token's whole row answered, by walks that look merges up in dense rows rather than
 /// in `canonical` (`Backtracker::fill_row`): ~9 ns a pair against ~35 for a walk when first asked. 4 MB of
-/// random digits (r50k) as a first call: 73.5 → 60 ms (51 once the table is known). The whole table at
-/// once did as well there but cost `"a"` × 4 MB 10–20 ms for pairs it never asks for; letting shorter
+/// random digits (r50k) as a first call: 76 → 63 ms (53 once the table is known). The whole table at
+/// once did as well there but cost `"a"` × 4 MB ~10 ms (16 → 26) for pairs it never asks for; letting shorter
 /// pieces fill did not pay: base64 asks for a small part of the short-letter table.
 #[derive(Debug)]
 struct ClassPairs {
