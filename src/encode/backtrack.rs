@@ -293,8 +293,8 @@ impl ClassPairs {
 
     /// Whether a piece of `len` bytes fills whole rows here (`Backtracker::fill_row`): a number of at least as
     /// many bytes as the table has pairs. (4 MB of random digits, r50k: 994 digit tokens, ~1 M pairs, 630 K
-    /// of them asked for.) Not a run of letters: 4 MB of random letters took as long or 2–5 % longer (r50k,
-    /// cl100k), its walks finding longer tokens than those of the table more often.
+    /// of them asked for.) Not a run of letters: 4 MB of random letters (cl100k) asks for 788 K of its
+    /// table's 2.3 M pairs, and took as long with rows filled (76.2 against 75.8 ms, 4 pairs; r50k the same).
     #[inline]
     fn fills_rows(&self, len: usize) -> bool {
         self.class == TokenClass::Digits as u16 && len >= self.members.len() * self.members.len()

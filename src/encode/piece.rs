@@ -991,6 +991,30 @@ pub(super) mod tests {
             .collect()
     }
 
+    /// A byte-level vocabulary trained on `words` random texts over `alphabet` of `shortest` to `shortest + 399`
+    /// bytes, each counted 1 to 3 times, with all 256 bytes and 10 merges more, and `next(more)` more again
+    /// (150 when `more` is 0).
+    fn trained_on_random_words(
+        next: &mut impl FnMut(u64) -> u64,
+        alphabet: &[u8],
+        words: usize,
+        shortest: usize,
+        more: u64,
+    ) -> crate::vocab::Vocab {
+        use crate::train::{Silent, TrainConfig, train};
+        let words: Vec<(String, u64)> = (0..words)
+            .map(|_| {
+                let len = shortest + next(400) as usize;
+                (String::from_utf8(random_text(&mut *next, alphabet, len)).unwrap(), 1 + next(3))
+            })
+            .collect();
+        let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        let vocab_size = 256 + 10 + if more == 0 { 150 } else { next(more) as usize };
+        let mut config = TrainConfig::for_test(vocab_size, crate::vocab::Mode::Byte);
+        config.alphabet = crate::train::Alphabet::All;
+        train(&words, &config, &mut Silent).unwrap().vocab
+    }
+
     /// The backtracker's ids of `text`, and the heap merge's.
     fn backtracked_and_merged(e: &PieceEncoder, text: &[u8]) -> (Vec<u32>, Vec<u32>) {
         let backtracker = e.backtracker().expect("the vocabulary meets the backtracker's conditions");
@@ -1014,8 +1038,6 @@ pub(super) mod tests {
     /// on the same tokens): the backtracker gives the merge's ids on random texts, dead ends and all.
     #[test]
     fn backtracker_equals_the_merge_on_trained_vocabularies() {
-        use crate::train::{Silent, TrainConfig, train};
-        use crate::vocab::Mode;
         let mut next = numbers_below(3);
         let (mut checked, mut tiktoken_rule_built, mut short_checked, mut pairs_known) = (0, 0, 0, 0);
         let (mut tiny_checked, mut fours_checked) = (0, 0);
@@ -1023,17 +1045,7 @@ pub(super) mod tests {
         // from its trie walk.)
         let alphabets = [&b"ab"[..], b"abc", b"aab", b"aBcD", b"0123456789", b"ab c", b"0012 3a", b"aaaaaaaaab"];
         for (round, alphabet) in alphabets.iter().cycle().take(32).enumerate() {
-            let words: Vec<(String, u64)> = (0..6)
-                .map(|_| {
-                    let len = 50 + next(400) as usize;
-                    (String::from_utf8(random_text(&mut next, alphabet, len)).unwrap(), 1 + next(3))
-                })
-                .collect();
-            let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-            let vocab_size = 256 + 10 + next(120) as usize;
-            let mut config = TrainConfig::for_test(vocab_size, Mode::Byte);
-            config.alphabet = crate::train::Alphabet::All;
-            let vocab = train(&words, &config, &mut Silent).unwrap().vocab;
+            let vocab = trained_on_random_words(&mut next, alphabet, 6, 50, 120);
             let by_merges = crate::encode::piece_encoder_by_rule(&vocab, false).unwrap();
             let by_ranks = crate::encode::piece_encoder_by_rule(&vocab, true).unwrap();
             tiktoken_rule_built += by_ranks.backtracker().is_some() as usize;
@@ -1108,21 +1120,10 @@ pub(super) mod tests {
     /// answered before by their walks kept, and the merge's ids. A run of letters as long fills no row.
     #[test]
     fn digit_rows_answered_at_once_agree_with_the_walks() {
-        use crate::train::{Silent, TrainConfig, train};
-        use crate::vocab::Mode;
         let mut next = numbers_below(11);
         let (mut filled_pairs, mut encoders) = (0, 0);
         for alphabet in [&b"0123456789"[..], b"0012345", b"aBcD"] {
-            let words: Vec<(String, u64)> = (0..8)
-                .map(|_| {
-                    let len = 100 + next(400) as usize;
-                    (String::from_utf8(random_text(&mut next, alphabet, len)).unwrap(), 1 + next(3))
-                })
-                .collect();
-            let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-            let mut config = TrainConfig::for_test(256 + 10 + 150, Mode::Byte);
-            config.alphabet = crate::train::Alphabet::All;
-            let vocab = train(&words, &config, &mut Silent).unwrap().vocab;
+            let vocab = trained_on_random_words(&mut next, alphabet, 8, 100, 0);
             for by_ranks in [false, true] {
                 let e = crate::encode::piece_encoder_by_rule(&vocab, by_ranks).unwrap();
                 let Some(backtracker) = e.backtracker() else { continue };
