@@ -132,7 +132,7 @@ impl Tokenizer {
     /// on any threads): the table of pieces met before, when it next grows, grows straight to the size such
     /// text takes it to, instead of step by step (`SeenTables::expect`). `encode` does it for its text.
     pub fn expect_text(&self, bytes: usize) {
-        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+        if let Some(fast) = self.fast_encoder() {
             fast.expect_text(bytes);
         }
     }
@@ -319,7 +319,7 @@ impl Tokenizer {
         if v.rank_by_bytes {
             return Ok(ranks().collect());
         }
-        let ours = self.fast.get_or_init(|| crate::encode::piece_encoder(v)).as_ref().expect("byte-level");
+        let ours = self.fast_encoder().expect("byte-level");
         let theirs = crate::encode::piece_encoder_by_rule(v, true).expect("byte-level");
         let (mut a, mut b, mut scratch) = (Vec::new(), Vec::new(), Scratch::default());
         for (id, token) in v.tokens.iter().enumerate() {
@@ -355,7 +355,7 @@ impl Tokenizer {
             return Err(piece_too_long(piece.len()));
         }
         let mut ids = Vec::with_capacity(piece.len() / 3 + 1);
-        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+        if let Some(fast) = self.fast_encoder() {
             let mut scratch = take_scratch(fast);
             let result = fast.encode(piece, &mut scratch, &mut ids);
             SCRATCHES.with(|s| s.borrow_mut().push(scratch));
@@ -413,10 +413,15 @@ impl Tokenizer {
         let _ = self.fast.set(Some(encoder));
     }
 
+    /// The fast piece encoder, built on first use; None for a vocabulary it does not take.
+    fn fast_encoder(&self) -> Option<&PieceEncoder> {
+        self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)).as_ref()
+    }
+
     /// Builds the fast piece encoder now instead of on the first encode: 25–200 ms for the OpenAI vocabularies
     /// (pairs, whole-token table), and 60–125 ms more for its backtracker, which a first request should not pay.
     pub fn prepare(&self) {
-        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+        if let Some(fast) = self.fast_encoder() {
             fast.prepare();
         }
     }
@@ -430,7 +435,7 @@ impl Tokenizer {
         } else {
             part
         };
-        if let Some(fast) = self.fast.get_or_init(|| crate::encode::piece_encoder(&self.vocab)) {
+        if let Some(fast) = self.fast_encoder() {
             let mut scratch = take_scratch(fast);
             try_reserve(ids, normalized.len() / 4, IDS)?;
             let mut stopped = None;

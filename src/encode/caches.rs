@@ -784,6 +784,15 @@ mod tests {
         (0..1 + k % 16).map(|i| (k * 31 + i) as u32).collect()
     }
 
+    /// An encoder's tables with one user, and that user's `Seen`.
+    fn one_user() -> (SeenTables, Seen) {
+        let tables = SeenTables::default();
+        tables.attach();
+        let mut seen = Seen::default();
+        seen.refresh(&tables);
+        (tables, seen)
+    }
+
     /// The ids `seen` finds for `key(k)`, if any.
     fn found(seen: &mut Seen, k: u64) -> Option<Vec<u32>> {
         let mut out = Vec::new();
@@ -799,10 +808,7 @@ mod tests {
     /// (written whole, the length moved by the entry's count) or not.
     #[test]
     fn found_ids_are_appended_exactly_with_or_without_room() {
-        let tables = SeenTables::default();
-        tables.attach();
-        let mut seen = Seen::default();
-        seen.refresh(&tables);
+        let (tables, mut seen) = one_user();
         keep_all(&mut seen, &tables, 0..40);
         for k in 0..40 {
             let Lookup::Found(at) = seen.look_up(key(k), key(k).hash(), false) else { panic!("piece {k} kept") };
@@ -817,10 +823,7 @@ mod tests {
 
     #[test]
     fn the_seen_table_finds_what_it_holds_as_it_grows_until_full() {
-        let tables = SeenTables::default();
-        tables.attach();
-        let mut seen = Seen::default();
-        seen.refresh(&tables);
+        let (tables, mut seen) = one_user();
         assert!(found(&mut seen, 0).is_none());
         let mut k = 0;
         // Until the table is emptied, at the most slots one user's table may have.
@@ -876,10 +879,7 @@ mod tests {
     /// found; not before it needs to, and never smaller than it would have.
     #[test]
     fn the_seen_table_grows_straight_to_the_size_a_long_text_calls_for() {
-        let tables = SeenTables::default();
-        tables.attach();
-        let mut seen = Seen::default();
-        seen.refresh(&tables);
+        let (tables, mut seen) = one_user();
         let slots = || tables.current().0.slot_count();
         tables.expect(200_000); // 3 125 slots' worth: no more than the first table
         keep_all(&mut seen, &tables, 0..1000);
