@@ -66,10 +66,17 @@ impl Tokenizer {
     /// Encodes `text` to ids (a long text's in a vector reserved for them once: `id_room`).
     pub fn encode(&self, text: &str, policy: &SpecialPolicy) -> Result<Vec<u32>> {
         let mut ids = Vec::new();
-        let _room = id_room::reserve(&mut ids, text.len())?;
-        self.expect_text(text.len());
-        self.encode_append(text, policy, &mut ids)?;
+        self.encode_into(text, policy, &mut ids)?;
         Ok(ids)
+    }
+
+    /// `encode` into `ids` (cleared first), whose room a caller may reuse from one text to the next; on an
+    /// error some ids may be left in it.
+    pub fn encode_into(&self, text: &str, policy: &SpecialPolicy, ids: &mut Vec<u32>) -> Result<()> {
+        ids.clear();
+        let _room = id_room::reserve(ids, text.len())?;
+        self.expect_text(text.len());
+        self.encode_append(text, policy, ids)
     }
 
     /// `encode` for a text handed over in windows: each call of `next` appends the next window's UTF-8 to the

@@ -194,6 +194,42 @@ def test_encode_to_numpy_is_encode_as_an_owned_uint32_array(encodings):
     assert tok.encode_to_numpy(big).tolist() == enc.encode(big)
 
 
+def test_short_texts_arrays_are_their_own_whatever_the_thread_encoded_before(encodings):
+    # A short text is encoded into a vector its thread keeps and copied into the array (numpy_out.rs): every
+    # array keeps its ids after later calls (longer, shorter, failing, past the scratch's kept room, a small
+    # batch's copied array) and on other threads at once.
+    import threading
+
+    tok, enc = encodings["cl100k_base"]
+    rng = random.Random(7)
+    astral = "".join(chr(rng.randrange(0x1F300, 0x1FAFF)) for _ in range(30_000))  # ~3 ids a character
+    texts = ["naïve 🎉 " * 300, "x", "", "word " * 6_553 + "ab", "word " * 6_554, astral, "the end", "12 34"]
+    kept = []  # (expected ids, array)
+    for text in texts:
+        kept.append((enc.encode(text), tok.encode_to_numpy(text)))
+        with pytest.raises(ValueError, match="special token"):
+            tok.encode_to_numpy("half written " * 100 + "<|endoftext|>")
+        flat, _ = tok.encode_batch_to_numpy([text[:50], "y"], threads=1)
+        kept.append((enc.encode(text[:50]) + enc.encode("y"), flat))
+    assert len(kept[10][1]) > 65_536  # the astral text went past the room kept
+    kept[0][1][:] = 0
+    assert all(ids.tolist() == expected for expected, ids in kept[1:])
+
+    results: dict[int, bool] = {}
+
+    def encode_many(k: int) -> None:
+        mine = [texts[(k + i) % len(texts)] * (1 + i % 3) for i in range(40)]
+        arrays = [tok.encode_to_numpy(t) for t in mine]
+        results[k] = all(a.tolist() == enc.encode(t) for t, a in zip(mine, arrays))
+
+    threads = [threading.Thread(target=encode_many, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {0: True, 1: True, 2: True}
+
+
 def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):
     # Texts from 256 KB get room for an id per byte, handed over with the unused room given back (id_room.rs):
     # random digits and base64 need more than the third reserved before, UCS-2 comes in windows.

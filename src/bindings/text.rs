@@ -64,13 +64,13 @@ pub(super) enum Text<'a> {
 }
 
 impl Text<'_> {
-    /// The ids of the text by `tok` (the calling thread need not hold the GIL).
-    fn encode(&self, tok: &Tokenizer, policy: &SpecialPolicy) -> Result<Vec<u32>, Error> {
+    /// The ids of the text by `tok`, into `ids` (cleared first; the calling thread need not hold the GIL).
+    fn encode_into(&self, tok: &Tokenizer, policy: &SpecialPolicy, ids: &mut Vec<u32>) -> Result<(), Error> {
         match self {
-            Text::Whole(text) => tok.encode(text, policy),
+            Text::Whole(text) => tok.encode_into(text, policy, ids),
             Text::Windows { source, surrogate } => {
                 let (mut at, n) = (0, source.size());
-                tok.encode_windows(policy, n, |buffer| {
+                *ids = tok.encode_windows(policy, n, |buffer| {
                     let end = (at + WINDOW_CHARS).min(n);
                     source.slice(at, end).push_utf8(buffer).map_err(|no| {
                         surrogate.store(no == NoUtf8::NotACharacter, Ordering::Relaxed);
@@ -79,7 +79,8 @@ impl Text<'_> {
                     let window = Window { chars: end - at, more: end < n };
                     at = end;
                     Ok(window)
-                })
+                })?;
+                Ok(())
             }
         }
     }
@@ -102,20 +103,34 @@ pub(super) fn encode_str(
     policy: &SpecialPolicy,
     detach_from: usize,
 ) -> PyResult<Vec<u32>> {
+    let mut ids = Vec::new();
+    encode_str_into(py, s, tok, policy, detach_from, &mut ids)?;
+    Ok(ids)
+}
+
+/// `encode_str` into `ids` (cleared first), whose room a caller may reuse from one str to the next.
+pub(super) fn encode_str_into(
+    py: Python<'_>,
+    s: &Bound<'_, PyString>,
+    tok: &Tokenizer,
+    policy: &SpecialPolicy,
+    detach_from: usize,
+    ids: &mut Vec<u32>,
+) -> PyResult<()> {
     let source = stored(s)?;
     let text = if !matches!(source, Source::Ascii(_)) && source.size() >= WINDOWS_FROM {
         Text::Windows { source, surrogate: AtomicBool::new(false) }
     } else {
         Text::Whole(utf8(s)?)
     };
-    let run = || guarded(|| text.encode(tok, policy));
-    let ids = if text.size() < detach_from { run() } else { py.detach(run) };
+    let mut run = || guarded(|| text.encode_into(tok, policy, ids));
+    let encoded = if text.size() < detach_from { run() } else { py.detach(run) };
     if let Text::Windows { surrogate, .. } = &text
         && surrogate.load(Ordering::Relaxed)
     {
         s.to_str()?; // CPython raises
     }
-    ids
+    encoded
 }
 
 /// A str read where it is stored: its bytes when it is ASCII, else its Latin-1, UCS-2 or UCS-4 units. In a batch
