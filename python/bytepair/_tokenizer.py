@@ -281,7 +281,7 @@ class Tokenizer:  # noqa: PLW1641  (equal when their files are: unhashable, as t
     ) -> npt.NDArray[np.unsignedinteger[Any]] | list[npt.NDArray[np.unsignedinteger[Any]]]:
         """Token ids as a numpy array (no Python int per id): one array for a str, a list of arrays for several
         texts (encoded in parallel; `encode_batch_to_numpy` gives them as one flat array with offsets). For one
-        text with the defaults, this is the fastest way to encode it: the array owns the ids the core wrote. dtype
+        text with the defaults, this is the fastest way to encode it: the core makes the array itself. dtype
         "uint16" needs a vocabulary of at most 65 536 ids (GPT-2, r50k, p50k; not cl100k or o200k) — else
         ValueError, before encoding anything.
 
