@@ -17,7 +17,11 @@
 //!   pinned to one CPU, medians of the pairs' ratios: steady r50k +17 %, cl100k +28 % (7 pairs each), o200k
 //!   +20 % (3); cold +4 % / +9 %; Python source and multilingual documents alike; peak RSS 8–17 MB lower.
 //!   Batches of 8 documents: steady-pass faults 960 → 60. Above ~128 KB of ids the C library maps every array
-//!   afresh (batches of 64 documents copied: 1 040 → 1 344 faults), so longer outputs keep their vector.
+//!   afresh (batches of 64 documents copied: 1 040 → 1 344 faults), so longer batch outputs keep their vector.
+//!   One text is copied up to the length encoded in windows (`COPIED_BELOW_CHARS`), first set at 32 K
+//!   characters: 10 MB of 64–96 KB documents, one call each (r50k, cl100k, 3 pairs each), had 426–1 423 faults
+//!   in the steady pass as handed over, 13–29 copied; cold +3 to +27 %, steady −10 to +24 % (most pairs faster),
+//!   peak RSS 10–13 MB lower. A longer text keeps its room reserved once, on huge pages (`id_room`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,7 +33,7 @@ use pyo3::types::PyString;
 
 use super::batch::naming_text;
 use super::guarded;
-use super::text::{PARALLEL_FROM_CHARS, Source, Transcoder, batch_threads, encode_str, encode_str_into};
+use super::text::{PARALLEL_FROM_CHARS, Source, Transcoder, WINDOWS_FROM, batch_threads, encode_str, encode_str_into};
 use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
@@ -52,16 +56,17 @@ const DETACH_FROM: usize = 32 * 1024;
 const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Texts of fewer characters than this are encoded into the calling thread's `SCRATCH` vector and their ids
-/// copied into an array numpy allocates; a longer text's vector becomes its array's memory (module notes).
-const COPIED_BELOW_CHARS: usize = 1 << 15;
+/// copied into an array numpy allocates; a longer text's vector (room reserved once, on huge pages: `id_room`)
+/// becomes its array's memory (module notes). The texts encoded whole, not in windows (`text::Text`).
+const COPIED_BELOW_CHARS: usize = WINDOWS_FROM;
 
 /// A batch's ids are copied into an array numpy allocates when there are fewer than this (128 KB: the C
 /// library's malloc maps larger blocks afresh each time), else its vector becomes the array's memory.
 const COPIED_BELOW_IDS: usize = 1 << 15;
 
-/// The most ids' room a thread's `SCRATCH` keeps for its next text: a text of few characters but many bytes
-/// may grow it further, and that room is freed rather than held.
-const SCRATCH_KEPT_IDS: usize = 1 << 16;
+/// The most ids' room a thread's `SCRATCH` keeps for its next text (512 KB): a text of few characters but many
+/// bytes may grow it further, and that room is freed rather than held.
+const SCRATCH_KEPT_IDS: usize = 1 << 17;
 
 thread_local! {
     /// The vector a thread encodes its short texts into (`encode`), reused from one text to the next.

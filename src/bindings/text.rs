@@ -38,7 +38,7 @@ pub(super) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
 /// base64, random letters) the same within single runs.
 const WINDOW_CHARS: usize = 1 << 16;
 /// Strs that are not ASCII are encoded in windows from this many characters on.
-const WINDOWS_FROM: usize = 2 * WINDOW_CHARS;
+pub(super) const WINDOWS_FROM: usize = 2 * WINDOW_CHARS;
 
 /// A str to encode (`encode_str`): its UTF-8 whole, or — long and not ASCII — its storage, transcoded a window
 /// at a time while it is encoded (`Tokenizer::encode_windows`), so that the UTF-8 held beside the str is a
