@@ -144,6 +144,20 @@ def test_encode_batch_takes_str_subclasses_without_copying_them_wrongly():
     assert [a.tolist() for a in TOK.encode_to_numpy(texts, threads=2)] == [TOK.encode(str(t)) for t in texts]
 
 
+def test_str_subclasses_are_encoded_by_their_characters_not_their_len():
+    # Whether a text's numpy output is copied depends on its length, read where CPython stores the characters:
+    # a subclass's own __len__ (which may lie or raise) is never called.
+    class Lying(str):
+        def __len__(self) -> int:
+            raise RuntimeError("__len__ called")
+
+    for text in ("Hello world", "naïve 🎉 " * 30_000, "word " * 40_000):
+        expected = TOK.encode(text)
+        assert TOK.encode(Lying(text)) == expected
+        assert TOK.encode_to_numpy(Lying(text)).tolist() == expected
+        assert TOK.encode_to_numpy(Lying(text), disallowed_special=()).tolist() == expected
+
+
 def _threads_alive() -> int:
     import os
 

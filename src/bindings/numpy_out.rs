@@ -33,7 +33,9 @@ use pyo3::types::PyString;
 
 use super::batch::naming_text;
 use super::guarded;
-use super::text::{PARALLEL_FROM_CHARS, Source, Transcoder, WINDOWS_FROM, batch_threads, encode_str, encode_str_into};
+use super::text::{
+    PARALLEL_FROM_CHARS, Source, Transcoder, WINDOWS_FROM, batch_threads, chars, encode_str, encode_str_into,
+};
 use super::tokenizer::CoreTokenizer;
 use crate::error::Error;
 use crate::tokenizer::SpecialPolicy;
@@ -80,7 +82,7 @@ pub(super) fn encode<'py>(
     text: &Bound<'py, PyString>,
     policy: &SpecialPolicy,
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    if text.len()? < COPIED_BELOW_CHARS {
+    if chars(text)? < COPIED_BELOW_CHARS {
         let mut ids = SCRATCH.take();
         let array = encode_str_into(py, text, &tok.inner, policy, DETACH_FROM, &mut ids)
             .map(|()| PyArray1::from_slice(py, &ids));

@@ -227,6 +227,12 @@ pub(super) fn sources<'a>(strings: &'a [Bound<'_, PyString>]) -> PyResult<Vec<So
     strings.iter().map(unread).collect()
 }
 
+/// The length of `s` in characters, as CPython stores it: not `len()`, which a subclass of str may override
+/// (or make raise).
+pub(super) fn chars(s: &Bound<'_, PyString>) -> PyResult<usize> {
+    Ok(unread(s)?.size())
+}
+
 /// How `s` is stored, without reading it (a str of one byte per character is `Ucs1`).
 fn unread<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Source<'a>> {
     // SAFETY: `s` is a str, whose canonical data never change and live as long as it does; `s` is borrowed
