@@ -253,13 +253,19 @@ const SEEN_PASS: u32 = 1 << 16;
 /// 42–45 → 41–42, o200k base64 and cl100k random letters the same; English, Python source and multilingual
 /// documents the same.
 const SEEN_PASS_DOUBLINGS: u32 = 4;
-/// While pieces pass, this many in a row merged far apart (`PieceEncoder::merge_bytes`: not in a run of close
-/// merges) end the pass: the text changed (ordinary text after base64, whose rare words do come back), so it
-/// does not pass the table for up to a million pieces. Of the lookups, random letters (o200k) come in close
-/// runs two times in three, base64 nineteen in twenty, multilingual text three in ten, English one in 400.
-/// At 64, o200k base64 (its short pieces merged without the table, the rest further apart) ended its passes
-/// again and again: 35 → 41–42 ms.
-const SEEN_APART: u32 = 1024;
+/// While pieces pass, the hashes of the last ones are kept in this many slots (`Seen::pass`), so that a
+/// window of them that come back (`SEEN_FEW` or more found there) ends the pass: the text changed (ordinary
+/// text after base64, whose words do come back), and it does not pass the table for up to a million pieces.
+/// Windows of passing pieces, counted: base64 and random letters (r50k, cl100k, o200k) 0–1 found of 4 096,
+/// English after them 770–1 970 in its first window. 32 KB a thread, only once pieces pass.
+///
+/// It replaced a run of 1 024 pieces merged far apart (not in a run of close merges), which English met only
+/// when it merged few pieces: while pieces pass, every one that is no token is merged, and 1–6 % of English's
+/// came close after the one before, so runs of 1 024 were rare. English after 4 MB of base64 (cl100k) passed
+/// the table for ~100 K of its pieces, ~7 MB: 10 MB of it took 48–50 ms instead of 35–40 (one process each,
+/// alternated, three pairs: 48.4 / 48.4 / 46.2 → 35.7 / 38.2 / 36.7 ms); the worst cases' own calls the same
+/// (4 MB of base64 and random letters, three pairs each).
+const CAME_BACK_SLOTS: usize = 1 << 12;
 
 /// An open-addressing table (linear probing) of pieces of up to 16 bytes: where a piece that is no token is
 /// found in one or two cache lines, instead of the whole-token table and the byte-keyed cache (together ~4
@@ -620,11 +626,11 @@ pub(super) struct Seen {
     /// Lookups in this window, and how many found their piece.
     asked: u32,
     found: u32,
-    /// Pieces still to pass the table; windows in a row that found too few; pieces in a row merged far apart
-    /// while passing.
+    /// Pieces still to pass the table; windows in a row that found too few.
     passing: u32,
     fails: u32,
-    apart: u32,
+    /// While pieces pass: the hash of the last one in each slot (see `CAME_BACK_SLOTS`; made at the first pass).
+    came_back: Option<Box<[u64]>>,
 }
 
 /// What `Seen::look_up` found.
@@ -665,8 +671,7 @@ impl Seen {
         }
     }
 
-    /// The piece's entry if the table holds it; or `Passed` while pieces pass the table. `closely`: whether
-    /// the piece comes in a run of pieces merged close together (see `SEEN_APART`).
+    /// The piece's entry if the table holds it; or `Passed` while pieces pass the table.
     ///
     /// Inline, the entry left in its slot, the pacing's rarer steps out of line: a find was ~70 instructions
     /// in a function of its own, the entry copied out and back through the result. Documents of pieces met
@@ -674,8 +679,8 @@ impl Seen {
     /// (medians of 4 pairs, cold / steady): English r50k +2 % / +2 %, o200k +3 % / +2 %, cl100k +3 % / −2 %,
     /// Python source r50k +3 % / +1.5 %; multilingual text the same (4–5 pairs).
     #[inline(always)]
-    pub(super) fn look_up(&mut self, key: Key, hash: u64, closely: bool) -> Lookup {
-        if self.passing > 0 && self.pass(closely) {
+    pub(super) fn look_up(&mut self, key: Key, hash: u64) -> Lookup {
+        if self.passing > 0 && self.pass(hash) {
             return Lookup::Passed;
         }
         let found = self.table.as_ref().and_then(|table| table.find(key, hash));
@@ -687,17 +692,28 @@ impl Seen {
         found.map_or(Lookup::Missing, Lookup::Found)
     }
 
-    /// Whether this piece passes the table (pieces are passing it: `passing > 0`).
+    /// Whether the piece with this hash passes the table (pieces are passing it: `passing > 0`). The pieces that
+    /// pass are counted in windows as lookups are, each found if the last one in its slot of `came_back` had
+    /// the same hash: a window that finds enough ends the pass (see `CAME_BACK_SLOTS`).
     #[cold]
     #[inline(never)]
-    fn pass(&mut self, closely: bool) -> bool {
-        self.apart = if closely { 0 } else { self.apart + 1 };
-        if self.apart < SEEN_APART {
-            self.passing -= 1;
-            return true;
+    fn pass(&mut self, hash: u64) -> bool {
+        let came_back = self.came_back.get_or_insert_with(|| vec![0; CAME_BACK_SLOTS].into_boxed_slice());
+        let last = &mut came_back[hash as usize & (CAME_BACK_SLOTS - 1)];
+        self.found += u32::from(*last == hash);
+        *last = hash;
+        self.asked += 1;
+        if self.asked == SEEN_WINDOW {
+            if self.found >= SEEN_FEW {
+                (self.passing, self.fails) = (1, 0); // this piece is the pass's last
+            }
+            (self.asked, self.found) = (0, 0);
         }
-        (self.passing, self.fails, self.apart) = (0, 0, 0);
-        false
+        self.passing -= 1;
+        if self.passing == 0 {
+            (self.asked, self.found) = (0, 0); // a window of lookups starts with the next piece
+        }
+        true
     }
 
     /// At the end of a window of lookups: pieces pass the table for a while if too few were found in it.
@@ -796,7 +812,7 @@ mod tests {
     /// The ids `seen` finds for `key(k)`, if any.
     fn found(seen: &mut Seen, k: u64) -> Option<Vec<u32>> {
         let mut out = Vec::new();
-        match seen.look_up(key(k), key(k).hash(), false) {
+        match seen.look_up(key(k), key(k).hash()) {
             Lookup::Found(at) => seen.extend_ids(at, &mut out),
             Lookup::Missing => return None,
             Lookup::Passed => panic!("passed"),
@@ -811,7 +827,7 @@ mod tests {
         let (tables, mut seen) = one_user();
         keep_all(&mut seen, &tables, 0..40);
         for k in 0..40 {
-            let Lookup::Found(at) = seen.look_up(key(k), key(k).hash(), false) else { panic!("piece {k} kept") };
+            let Lookup::Found(at) = seen.look_up(key(k), key(k).hash()) else { panic!("piece {k} kept") };
             for room in [0, FRONT_IDS - 1, FRONT_IDS, 64] {
                 let mut out = Vec::with_capacity(2 + room);
                 out.extend([7, 8]);
@@ -928,10 +944,9 @@ mod tests {
                         let k =
                             if i % 4 == 3 { (i / 2 - 1) * threads + (t + 1) % threads } else { i / 2 * threads + t };
                         // While another thread grows the table nothing is kept, so the second lookup of a
-                        // piece misses and a window may find too few: pieces then pass the table. As pieces
-                        // merged far apart (`closely` false), a pass ends after `SEEN_APART` of them. (With
-                        // runs of close merges a pass could last to the end, and the table not grow as far.)
-                        match seen.look_up(key(k), key(k).hash(), false) {
+                        // piece misses and a window may find too few: pieces then pass the table, until a
+                        // window of them came back (each piece comes twice in a row).
+                        match seen.look_up(key(k), key(k).hash()) {
                             Lookup::Found(at) => {
                                 let mut ids = Vec::new();
                                 seen.extend_ids(at, &mut ids);
@@ -951,18 +966,18 @@ mod tests {
         assert_eq!(table.slot_count(), (SEEN_MOST_SLOTS * threads as usize).next_power_of_two(), "grown for each user");
     }
 
-    /// Pieces that never come back, in close runs: each window in a row that finds too few doubles the pass
-    /// (up to `SEEN_PASS_DOUBLINGS` times), a window that finds enough starts the doubling over, and a run of
-    /// `SEEN_APART` pieces merged far apart ends a pass at once.
+    /// Pieces that never come back: each window in a row that finds too few doubles the pass (up to
+    /// `SEEN_PASS_DOUBLINGS` times), a window that finds enough starts the doubling over, and a window of
+    /// passing pieces that came back ends a pass at once.
     #[test]
     fn passes_double_while_nothing_comes_back_and_end_when_the_text_changes() {
         let (mut seen, tables) = (Seen::default(), SeenTables::default());
         // Looks up (and keeps, when missing) `n` pieces from `first` on; the lengths of the passes seen.
-        let run = |seen: &mut Seen, first: u64, n: u64, closely: bool, again: bool| {
+        let run = |seen: &mut Seen, first: u64, n: u64, again: bool| {
             let (mut passes, mut passing) = (Vec::new(), 0u64);
             for k in first..first + n {
                 let k = if again { k % 8 } else { k };
-                match seen.look_up(key(k), key(k).hash(), closely) {
+                match seen.look_up(key(k), key(k).hash()) {
                     Lookup::Passed => passing += 1,
                     found => {
                         if passing > 0 {
@@ -980,20 +995,23 @@ mod tests {
         let pass = SEEN_PASS as u64;
         let window = SEEN_WINDOW as u64;
         // (The last pass is counted once a lookup follows it.)
-        let passes = run(&mut seen, 0, 7 * window + 63 * pass, true, false);
+        let passes = run(&mut seen, 0, 7 * window + 63 * pass, false);
         assert_eq!(passes, [pass, 2 * pass, 4 * pass, 8 * pass, 16 * pass, 16 * pass], "doubling, then no further");
         // A window of pieces that come back: the next pass starts from one again.
-        assert_eq!(run(&mut seen, 0, window, true, true), [0u64; 0]);
-        let passes = run(&mut seen, 1 << 40, window + pass + 1, true, false);
+        assert_eq!(run(&mut seen, 0, window, true), [0u64; 0]);
+        let passes = run(&mut seen, 1 << 40, window + pass + 1, false);
         assert_eq!(passes, [pass]);
-        // Passing again (twice as long), until a run of pieces merged far apart: lookups resume at once.
-        let n = window + SEEN_APART as u64;
-        assert_eq!(run(&mut seen, 1 << 41, n, true, false), [0u64; 0]);
-        let (asked, passing) = (seen.asked, seen.passing);
-        assert_eq!(run(&mut seen, 1 << 42, SEEN_APART as u64 - 1, false, false), [0u64; 0]);
-        assert_eq!((seen.asked, seen.passing), (asked, passing - (SEEN_APART - 1)), "far apart, still passing");
-        assert_eq!(run(&mut seen, 1 << 43, 1, false, false), [0u64; 0]);
-        assert_eq!((seen.asked, seen.passing, seen.fails), (asked + 1, 0, 0), "the pass ended");
+        // Passing again (twice as long), until a window of the passing pieces came back (eight pieces over and
+        // over): lookups resume after that window, whatever the pass had left.
+        assert_eq!(run(&mut seen, 1 << 41, window - 1, false), [0u64; 0]);
+        assert_eq!((seen.passing, seen.asked), (2 * SEEN_PASS, 0), "a window found too few: passing");
+        assert_eq!(run(&mut seen, 1 << 42, window - 1, true), [0u64; 0]);
+        assert_eq!(seen.passing, 2 * SEEN_PASS - (SEEN_WINDOW - 1), "came back, but the window is not over");
+        assert_eq!(run(&mut seen, 1 << 43, 2, false), [1], "the window's last piece passed, the next looked up");
+        assert_eq!((seen.passing, seen.fails, seen.asked), (0, 0, 1), "the pass ended; the next piece looked up");
+        // Pieces that do not come back while passing keep the pass going to its end.
+        assert_eq!(run(&mut seen, 1 << 44, window - 1, false), [0u64; 0]);
+        assert_eq!(run(&mut seen, 1 << 45, pass + 1, false), [pass]);
     }
 
     #[test]

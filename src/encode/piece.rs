@@ -605,7 +605,7 @@ impl PieceEncoder {
         if piece.len() == 4 && !merging_densely(scratch, piece.as_ptr() as usize) && self.merge_four(piece, out)? {
             return Ok(());
         }
-        match scratch.seen.look_up(key, hash, merging_closely(scratch)) {
+        match scratch.seen.look_up(key, hash) {
             Lookup::Found(at) => {
                 scratch.seen.extend_ids(at, out);
                 return Ok(());
@@ -1422,6 +1422,35 @@ pub(super) mod tests {
                 assert!(passed == 0 && most_held == 40, "{passed} passed, {most_held} held");
             }
         }
+    }
+
+    /// Pieces that come back after a pass began (ordinary text after base64) end it within two windows of them
+    /// (the one under way, then 4 096 pieces), not after the pass's length (up to a million pieces).
+    #[test]
+    fn a_pass_ends_when_pieces_come_back() {
+        let mut next = numbers_below(37);
+        let mut pieces = |n: usize| -> Vec<Vec<u8>> {
+            (0..n).map(|_| (0..12 + next(5) as usize).map(|_| b"abc"[next(3) as usize]).collect()).collect()
+        };
+        let unique = pieces(20_000);
+        let returning: Vec<Vec<u8>> = pieces(40).into_iter().cycle().take(20_000).collect();
+        let e = tiktoken_style_encoder();
+        let mut scratch = Scratch::default();
+        e.begin(&mut scratch);
+        let mut out = Vec::new();
+        for piece in &unique {
+            e.encode_next(piece, &mut scratch, &mut out).unwrap();
+        }
+        assert!(scratch.seen.passing_and_held().0, "pieces that never come back pass the table");
+        let mut passed = 0;
+        for piece in &returning {
+            out.clear();
+            e.encode_next(piece, &mut scratch, &mut out).unwrap();
+            assert_eq!(out, encode(&e, piece));
+            passed += scratch.seen.passing_and_held().0 as usize;
+        }
+        assert!(passed <= 2 * 4096, "{passed} pieces passed after the text changed");
+        assert!(!scratch.seen.passing_and_held().0, "the table in use again");
     }
 
     /// Threads encoding with one encoder share its seen table (each finds what the others merged, while it grows
