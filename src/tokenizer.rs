@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use crate::cutting::Cutter;
 use crate::encode::apply_merges;
-use crate::encode::caches::Scratch;
+use crate::encode::caches::{RECENT_IDS, Scratch};
 use crate::encode::piece::PieceEncoder;
 use crate::encode::piece::PieceError;
 use crate::error::{Error, ErrorKind, Result, py_repr, try_reserve};
@@ -713,7 +713,10 @@ impl<'t> PieceSink<'t> for EncodeSink<'_, 't> {
         let last = last_start(base, starts);
         let room = self.ids.capacity() - self.ids.len() >= last - pos
             || (last - pos < u32::MAX as usize && self.grow_ids(&text[pos..last]).is_ok());
-        if self.stopped.is_none() && room && last + 8 <= text.len() {
+        // `RECENT_IDS` more for the loop, which writes a recent piece's ids as one array of that many (else, at
+        // the room's very end, piece by piece rather than grown further).
+        let room_for_loop = self.ids.capacity() - self.ids.len() >= last - pos + RECENT_IDS;
+        if self.stopped.is_none() && room && room_for_loop && last + 8 <= text.len() {
             self.pieces_before_the_end(text, pos, base, starts);
             return;
         }
@@ -730,6 +733,10 @@ impl<'t> EncodeSink<'_, 't> {
     /// made: each piece's key is one unchecked load, and a whole token's id is written without a capacity check
     /// (the ids' length is stored once, before any other call that appends to them, and at the end).
     ///
+    /// A piece of up to 8 bytes that is no whole token is then looked for among the thread's recent ones
+    /// (`PieceEncoder::recent_at`: indentation, a name in a story) and its ids written from there, as one array
+    /// of `RECENT_IDS` (room for that many more was made); else encoded and kept there.
+    ///
     /// A piece that is no whole token first asks for the whole-token slot of the piece after it: its merge takes
     /// longer than that load, which then does not wait. Where most pieces are merged and the table is larger
     /// than the cache (random letters with o200k: three in four pieces of three bytes or more, a 4 MB table),
@@ -741,7 +748,7 @@ impl<'t> EncodeSink<'_, 't> {
     fn pieces_before_the_end(&mut self, text: &'t str, pos: usize, base: usize, starts: u64) {
         let bytes = text.as_bytes();
         debug_assert!(last_start(base, starts) + 8 <= bytes.len());
-        debug_assert!(self.ids.capacity() - self.ids.len() >= last_start(base, starts) - pos);
+        debug_assert!(self.ids.capacity() - self.ids.len() >= last_start(base, starts) - pos + RECENT_IDS);
         let mut len = self.ids.len();
         let mut out = self.ids.as_mut_ptr();
         let whole = self.encoder.whole_finder();
@@ -757,6 +764,16 @@ impl<'t> EncodeSink<'_, 't> {
                 len += 1;
                 continue;
             }
+            if short
+                // SAFETY: as above.
+                && let Some((ids, count)) = unsafe { self.encoder.recent_at(self.scratch, bytes, start, end - start) }
+            {
+                // SAFETY: room as above, and `RECENT_IDS` more: the piece's ids are at most one per byte of it,
+                // the rest of the array is written over by the ids that follow.
+                unsafe { out.add(len).cast::<[u32; RECENT_IDS]>().write_unaligned(*ids) };
+                len += count;
+                continue;
+            }
             // SAFETY: the ids up to `len` were written.
             unsafe { self.ids.set_len(len) };
             if let Some(after) = pieces.next_end()
@@ -766,7 +783,7 @@ impl<'t> EncodeSink<'_, 't> {
                 unsafe { whole.prefetch_at(bytes, end, after - end) };
             }
             let result = if short {
-                self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids)
+                self.encoder.encode_not_whole_and_keep(bytes, start, end, self.scratch, self.ids)
             } else {
                 self.encoder.encode_next_in(bytes, start, end, self.scratch, self.ids)
             };

@@ -231,6 +231,39 @@ def test_short_texts_arrays_are_their_own_whatever_the_thread_encoded_before(enc
     assert results == {0: True, 1: True, 2: True}
 
 
+def test_pieces_met_lately_give_tiktokens_ids_whichever_encoding_met_them(encodings, levels, shared_data):
+    # Short pieces that are no token come back from the block loop's recent pieces (caches.rs, `Recent`): r50k's
+    # indentation (one id per space, eight ids for 8 bytes; p50k has tokens for runs of spaces), pieces that
+    # differ only by a trailing NUL or by length, pieces sharing a slot, at a block's end and a text's. Five
+    # encodings alternate on one thread, more than it keeps caches for (4): each takes over the caches another
+    # used last, which must start empty. And under every level.
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(shared_data / "tiktoken" / "p50k_base.tiktoken"))
+    p50k = tiktoken.Encoding("p50k", pat_str=TIKTOKEN_PATTERNS["gpt2"], mergeable_ranks=ranks, special_tokens={})
+    pairs = [encodings[name] for name in NAMES] + [(bytepair.get_encoding("p50k_base", shared_data), p50k)]
+    r50k_again = bytepair.Tokenizer.from_tiktoken(shared_data / "tiktoken" / "r50k_base.tiktoken", pattern="gpt2")
+    pairs.append((r50k_again, pairs[0][1]))  # a fifth encoder
+    rng = random.Random(11)
+    words = ["\n       ", "\n   ", "\n\n   ", "\t\t\t", "Holmes", "zqxj", "zqxj\0", "zq\0", "zqx", "a\0\0b"]
+    words += ["".join(rng.choice("qxzjvkw") for _ in range(rng.randrange(3, 9))) for _ in range(600)]
+    texts = [
+        "".join(rng.choice(words) + rng.choice([" ", ".", "\n", "", "  "]) for _ in range(n))
+        for n in (3, 50, 2_000, 20_000)
+    ]
+    texts.append(("def f(x):\n        return x\n" * 400) + "\n       ")
+    before = _core.simd_level()
+    try:
+        for level in levels:
+            _core.set_simd_level(level)
+            for text in texts:
+                for tok, enc in pairs:
+                    assert tok.encode_to_numpy(text).tolist() == enc.encode_ordinary(text), (level, enc.name)
+    finally:
+        _core.set_simd_level(before)
+
+
 def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):
     # Texts from 256 KB get room for an id per byte, handed over with the unused room given back (id_room.rs):
     # random digits and base64 need more than the third reserved before, UCS-2 comes in windows.

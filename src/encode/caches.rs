@@ -165,6 +165,83 @@ pub struct Scratch {
     pub(super) merged_close: u32,
     /// Where the last piece of more than 16 bytes that was merged ended (see `PieceEncoder::merge_bytes`).
     pub(super) long_merged_until: usize,
+    /// The last pieces of up to 8 bytes that were no whole token, and their ids (see `Recent`).
+    pub(super) recent: Recent,
+}
+
+/// Most ids a piece held by `Recent` has: one per byte of up to 8. The block loop writes them as one array of
+/// this many (`tokenizer.rs`, `pieces_before_the_end`), with room for that many more ids than bytes.
+pub const RECENT_IDS: usize = 8;
+
+/// Pieces `Recent` holds, one per slot (a power of two): 32 KB a thread. 256 or 1 024 gave the same within
+/// the machine's noise (~4 KB English documents, r50k; Python source, o200k; 4 alternated pairs each).
+const RECENT_SLOTS: usize = 1 << 9;
+
+/// A piece of up to 8 bytes that is no whole token (its bytes zero-padded, as `Key::short`; `len` 0: empty) and
+/// the ids it encodes to, one cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+pub(super) struct RecentSlot {
+    bytes: u64,
+    len: u32,
+    count: u32,
+    ids: [u32; RECENT_IDS],
+}
+
+/// The last pieces of up to 8 bytes that were no whole token, with their ids, one per slot (by their bytes, a
+/// newer one taking an older one's place): one found here is encoded in the block loop itself, without the
+/// calls, the hash and the two loads of the seen table (and the merge of three or four bytes).
+///
+/// Performance notes: such a piece comes back soon more often than not: of the pieces of 2 to 8 bytes that are
+/// no token, counted with tiktoken's splits on the benchmark's steady slices (the same found in 512 slots by a
+/// multiply of their bytes), English 45 % (r50k) and 32 % (o200k), Python source 83 % (r50k: indentation,
+/// `"\n" + 7 spaces` alone 3.5 % of its pieces, eight ids) and 68 % (o200k). A find in the seen table takes a
+/// mispredicted branch, two calls and its own hash and tag before the slot; the slot of a piece met lately is
+/// in cache either way. ~4 KB documents, one call each, alternated processes against the build before, medians
+/// of the pairs' ratios (cold / steady; two sets of pairs where two are given): Python source r50k +6 % / +6 %
+/// and +7 % / +9 % (5 and 4 pairs), o200k +2 % / −1 % and +2 % / +13 % (the machine swinging 0.8–1.3× from one
+/// process to the next); English r50k +2 % / +3 % and +4 % / +3 % (5 and 4), o200k +3 % / +2 % (5), cl100k
+/// −4 % / +1 % and +2 % / −4 % (5 each); 10 MB batches on one thread, cl100k +9 % / +5.5 % (4). The ids first
+/// copied by `copy_nonoverlapping` of their count called `memmove` (3 % of the Python source pass): one store
+/// of `RECENT_IDS` instead.
+///
+/// Made at the first piece kept (a `Scratch` made for one call needs none), dropped when the encoder changes.
+#[derive(Default)]
+pub(super) struct Recent(Box<[RecentSlot]>);
+
+impl Recent {
+    /// The slot of a piece with this key: the top bits of its bytes times an odd constant.
+    #[inline(always)]
+    fn slot_of(key: Key) -> usize {
+        (key.first.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - RECENT_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// The ids of the piece with this key (of up to 8 bytes), if held: the array's first `count`.
+    #[inline(always)]
+    pub(super) fn get(&self, key: Key) -> Option<(&[u32; RECENT_IDS], usize)> {
+        let slot = self.0.get(Recent::slot_of(key))?;
+        (slot.bytes == key.first && slot.len as u64 == key.len).then_some((&slot.ids, slot.count as usize))
+    }
+
+    /// Holds `ids`, what the piece with this key (of up to 8 bytes) encodes to.
+    #[inline]
+    pub(super) fn put(&mut self, key: Key, ids: &[u32]) {
+        debug_assert!(key.len <= 8 && ids.len() as u64 <= key.len, "at most one id per byte");
+        if ids.len() > RECENT_IDS {
+            return;
+        }
+        if self.0.is_empty() {
+            self.0 = vec![RecentSlot::default(); RECENT_SLOTS].into_boxed_slice();
+        }
+        let slot = &mut self.0[Recent::slot_of(key)];
+        (slot.bytes, slot.len, slot.count) = (key.first, key.len as u32, ids.len() as u32);
+        slot.ids[..ids.len()].copy_from_slice(ids);
+    }
+
+    /// Holds nothing (and no memory).
+    pub(super) fn clear(&mut self) {
+        self.0 = Box::default();
+    }
 }
 
 /// A piece of up to 16 bytes (identified by its key: first and last 8 bytes, length) and the ids it encodes
@@ -1012,6 +1089,30 @@ mod tests {
         // Pieces that do not come back while passing keep the pass going to its end.
         assert_eq!(run(&mut seen, 1 << 44, window - 1, false), [0u64; 0]);
         assert_eq!(run(&mut seen, 1 << 45, pass + 1, false), [pass]);
+    }
+
+    /// The recent pieces: a piece's ids only for the same bytes and length (zero bytes too), a newer piece in
+    /// the same slot taking the older one's place, and no memory until the first is kept or after `clear`.
+    #[test]
+    fn recent_pieces_hold_their_own_ids() {
+        let mut recent = Recent::default();
+        assert!(recent.get(Key::of(b"ab")).is_none() && recent.0.is_empty());
+        recent.put(Key::of(b"ab\0"), &[1, 2]);
+        assert!(recent.get(Key::of(b"ab")).is_none(), "the same bytes zero-padded, another length");
+        let (ids, count) = recent.get(Key::of(b"ab\0")).expect("kept");
+        assert_eq!(&ids[..count], [1, 2]);
+        let pieces: Vec<Vec<u8>> = (0..4 * RECENT_SLOTS as u32).map(|k| format!("{k:08}").into_bytes()).collect();
+        let (a, b) = (0..pieces.len())
+            .flat_map(|i| (i + 1..pieces.len()).map(move |j| (i, j)))
+            .find(|&(i, j)| Recent::slot_of(Key::of(&pieces[i])) == Recent::slot_of(Key::of(&pieces[j])))
+            .expect("two pieces that share a slot");
+        recent.put(Key::of(&pieces[a]), &[7; 8]);
+        assert_eq!(recent.get(Key::of(&pieces[a])).map(|(ids, n)| ids[..n].to_vec()), Some(vec![7; 8]));
+        recent.put(Key::of(&pieces[b]), &[9]);
+        assert!(recent.get(Key::of(&pieces[a])).is_none(), "replaced");
+        assert_eq!(recent.get(Key::of(&pieces[b])).map(|(ids, n)| ids[..n].to_vec()), Some(vec![9]));
+        recent.clear();
+        assert!(recent.get(Key::of(&pieces[b])).is_none() && recent.0.is_empty());
     }
 
     #[test]

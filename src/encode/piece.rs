@@ -413,6 +413,43 @@ impl PieceEncoder {
         merging_closely(scratch)
     }
 
+    /// The ids of the piece `text[start..start + len]` (1 to 8 bytes, no whole token) if it is among the recent
+    /// ones `encode_not_whole_and_keep` kept in `scratch` (see `caches::Recent`): the first `count` of the array.
+    ///
+    /// # Safety
+    /// `start + 8 <= text.len()`.
+    #[inline(always)]
+    pub unsafe fn recent_at<'s>(
+        &self,
+        scratch: &'s Scratch,
+        text: &[u8],
+        start: usize,
+        len: usize,
+    ) -> Option<(&'s [u32; 8], usize)> {
+        // SAFETY: as the caller guarantees.
+        let key = unsafe { Key::of_short_at(text, start, len) };
+        scratch.recent.get(key)
+    }
+
+    /// `encode_not_whole_in`, the piece and its ids then held among the recent ones (`recent_at`), unless pieces
+    /// are being merged densely (base64, random text: few come back).
+    #[inline]
+    pub fn encode_not_whole_and_keep(
+        &self,
+        text: &[u8],
+        start: usize,
+        end: usize,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<(), PieceError> {
+        let before = out.len();
+        self.encode_not_whole_in(text, start, end, scratch, out)?;
+        if !merging_closely(scratch) {
+            scratch.recent.put(Key::of_short_in(text, start, end - start), &out[before..]);
+        }
+        Ok(())
+    }
+
     /// `encode_next_in` for a piece of 1 to 8 bytes, 8 bytes of `text` from `start`, that `whole_in` found no
     /// token for (not looked up again).
     #[inline]
@@ -500,6 +537,7 @@ impl PieceEncoder {
         if !self.owns(scratch) {
             scratch.cache.clear();
             scratch.cache_bytes = 0;
+            scratch.recent.clear();
             scratch.seen = Seen::default();
             scratch.serial = self.serial;
             self.seen.attach();
