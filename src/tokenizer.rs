@@ -783,7 +783,7 @@ impl<'t> EncodeSink<'_, 't> {
                 unsafe { whole.prefetch_at(bytes, end, after - end) };
             }
             let result = if short {
-                self.encoder.encode_not_whole_and_keep(bytes, start, end, self.scratch, self.ids)
+                self.encoder.encode_not_whole_in(bytes, start, end, self.scratch, self.ids)
             } else {
                 self.encoder.encode_next_in(bytes, start, end, self.scratch, self.ids)
             };

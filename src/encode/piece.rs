@@ -414,7 +414,7 @@ impl PieceEncoder {
     }
 
     /// The ids of the piece `text[start..start + len]` (1 to 8 bytes, no whole token) if it is among the recent
-    /// ones `encode_not_whole_and_keep` kept in `scratch` (see `caches::Recent`): the first `count` of the array.
+    /// ones `encode_not_whole_in` kept in `scratch` (see `caches::Recent`): the first `count` of the array.
     ///
     /// # Safety
     /// `start + 8 <= text.len()`.
@@ -431,27 +431,9 @@ impl PieceEncoder {
         scratch.recent.get(key)
     }
 
-    /// `encode_not_whole_in`, the piece and its ids then held among the recent ones (`recent_at`), unless pieces
-    /// are being merged densely (base64, random text: few come back).
-    #[inline]
-    pub fn encode_not_whole_and_keep(
-        &self,
-        text: &[u8],
-        start: usize,
-        end: usize,
-        scratch: &mut Scratch,
-        out: &mut Vec<u32>,
-    ) -> Result<(), PieceError> {
-        let before = out.len();
-        self.encode_not_whole_in(text, start, end, scratch, out)?;
-        if !merging_closely(scratch) {
-            scratch.recent.put(Key::of_short_in(text, start, end - start), &out[before..]);
-        }
-        Ok(())
-    }
-
     /// `encode_next_in` for a piece of 1 to 8 bytes, 8 bytes of `text` from `start`, that `whole_in` found no
-    /// token for (not looked up again).
+    /// token for (not looked up again); the piece and its ids are then held among the recent ones (`recent_at`),
+    /// unless pieces are being merged densely (base64, random text: few come back).
     #[inline]
     pub fn encode_not_whole_in(
         &self,
@@ -463,14 +445,19 @@ impl PieceEncoder {
     ) -> Result<(), PieceError> {
         debug_assert!(self.owns(scratch), "encode_not_whole_in without begin");
         let piece = &text[start..end];
+        let before = out.len();
         match piece.len() {
-            1 => self.unit_without_token(out), // (every byte with a token is in the table)
-            2 if self.merge_two(piece, out) => Ok(()),
+            1 => self.unit_without_token(out)?, // (every byte with a token is in the table)
+            2 if self.merge_two(piece, out) => {}
             len => {
                 let key = Key::of_short_in(text, start, len);
-                self.encode_merged(piece, key, key.hash(), scratch, out)
+                self.encode_merged(piece, key, key.hash(), scratch, out)?
             }
         }
+        if !merging_closely(scratch) {
+            scratch.recent.put(Key::of_short_in(text, start, end - start), &out[before..]);
+        }
+        Ok(())
     }
 
     /// The bytes of token `id` (empty for specials); None if there is no such id.
