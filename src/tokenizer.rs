@@ -768,8 +768,8 @@ impl<'t> EncodeSink<'_, 't> {
                 // SAFETY: as above.
                 && let Some((ids, count)) = unsafe { self.encoder.recent_at(self.scratch, bytes, start, end - start) }
             {
-                // SAFETY: room as above, and `RECENT_IDS` more: the piece's ids are at most one per byte of it,
-                // the rest of the array is written over by the ids that follow.
+                // SAFETY: room as above, and `RECENT_IDS` more: the piece's ids are at most one per byte of it
+                // (`Recent::put` holds no other), the rest of the array is written over by the ids that follow.
                 unsafe { out.add(len).cast::<[u32; RECENT_IDS]>().write_unaligned(*ids) };
                 len += count;
                 continue;

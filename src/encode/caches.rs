@@ -223,11 +223,13 @@ impl Recent {
         (slot.bytes == key.first && slot.len as u64 == key.len).then_some((&slot.ids, slot.count as usize))
     }
 
-    /// Holds `ids`, what the piece with this key (of up to 8 bytes) encodes to.
+    /// Holds `ids`, what the piece with this key (of up to 8 bytes) encodes to — if they are at most one per byte
+    /// of it, which the block loop's room for them counts on (every vocabulary's pieces so far; a piece that made
+    /// more is simply not held).
     #[inline]
     pub(super) fn put(&mut self, key: Key, ids: &[u32]) {
-        debug_assert!(key.len <= 8 && ids.len() as u64 <= key.len, "at most one id per byte");
-        if ids.len() > RECENT_IDS {
+        debug_assert!(key.len <= RECENT_IDS as u64);
+        if ids.len() as u64 > key.len {
             return;
         }
         if self.0.is_empty() {
@@ -1092,7 +1094,8 @@ mod tests {
     }
 
     /// The recent pieces: a piece's ids only for the same bytes and length (zero bytes too), a newer piece in
-    /// the same slot taking the older one's place, and no memory until the first is kept or after `clear`.
+    /// the same slot taking the older one's place, none of more ids than bytes, and no memory until the first is
+    /// kept or after `clear`.
     #[test]
     fn recent_pieces_hold_their_own_ids() {
         let mut recent = Recent::default();
@@ -1111,6 +1114,8 @@ mod tests {
         recent.put(Key::of(&pieces[b]), &[9]);
         assert!(recent.get(Key::of(&pieces[a])).is_none(), "replaced");
         assert_eq!(recent.get(Key::of(&pieces[b])).map(|(ids, n)| ids[..n].to_vec()), Some(vec![9]));
+        recent.put(Key::of(b"abc"), &[1, 2, 3, 4]);
+        assert!(recent.get(Key::of(b"abc")).is_none(), "more ids than bytes: not held");
         recent.clear();
         assert!(recent.get(Key::of(&pieces[b])).is_none() && recent.0.is_empty());
     }
