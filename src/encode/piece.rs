@@ -445,17 +445,15 @@ impl PieceEncoder {
     ) -> Result<(), PieceError> {
         debug_assert!(self.owns(scratch), "encode_not_whole_in without begin");
         let piece = &text[start..end];
+        let key = Key::of_short_in(text, start, piece.len());
         let before = out.len();
         match piece.len() {
             1 => self.unit_without_token(out)?, // (every byte with a token is in the table)
             2 if self.merge_two(piece, out) => {}
-            len => {
-                let key = Key::of_short_in(text, start, len);
-                self.encode_merged(piece, key, key.hash(), scratch, out)?
-            }
+            _ => self.encode_merged(piece, key, key.hash(), scratch, out)?,
         }
         if !merging_closely(scratch) {
-            scratch.recent.put(Key::of_short_in(text, start, end - start), &out[before..]);
+            scratch.recent.put(key, &out[before..]);
         }
         Ok(())
     }
