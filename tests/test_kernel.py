@@ -264,6 +264,27 @@ def test_pieces_met_lately_give_tiktokens_ids_whichever_encoding_met_them(encodi
         _core.set_simd_level(before)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_new_words_with_one_character_beyond_ascii_give_tiktokens_ids(encodings, name):
+    # Short pieces of ASCII and one other character (a curly quote or a dash before a word, an accented letter)
+    # merge by the whole-token table (piece.rs, `MOST_NON_ASCII`), the byte spans of that character among them;
+    # with two such characters they go to the backtracker. Random words, so that none was met before.
+    tok, enc = encodings[name]
+    rng = random.Random(name)
+    others = ["“", "”", "’", "—", "é", "ü", "ß", "ñ", "中", "€", "…"]
+
+    def word() -> str:
+        letters = [rng.choice(string.ascii_letters) for _ in range(rng.randrange(1, 12))]
+        for _ in range(rng.choice([1, 1, 1, 2])):
+            letters.insert(rng.randrange(len(letters) + 1), rng.choice(others))
+        return "".join(letters)
+
+    text = " ".join(word() for _ in range(30_000))
+    assert tok.encode_to_numpy(text).tolist() == enc.encode_ordinary(text)
+    docs = [" ".join(word() for _ in range(200)) for _ in range(50)]
+    assert tok.encode_batch(docs, threads=2) == [enc.encode_ordinary(d) for d in docs]
+
+
 def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):
     # Texts from 256 KB get room for an id per byte, handed over with the unused room given back (id_room.rs):
     # random digits and base64 need more than the third reserved before, UCS-2 comes in windows.

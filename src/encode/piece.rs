@@ -16,10 +16,10 @@
 //!   the whole-token table alone (`merge_short_by_tokens`): for the rare words of fresh English, whose lines in
 //!   the pair table and the backtracker's trie are cold, that took 1 050–1 500 cycles a piece instead of
 //!   1 350–2 750 (10 MB of English, r50k / o200k, rdtsc around each), and fresh English encodes 9 % (r50k) to
-//!   35 % (o200k) faster (steady, `examples/encode_fresh`, old and new alternated). Only ASCII
-//!   pieces go there: a piece of two-byte letters has twice the merges, and multilingual text, whose pieces
-//!   mostly need merging and keep the backtracker's lines warm, went from 63–66 to 46–51 MB/s (o200k) with all
-//!   pieces of up to 16 bytes; ASCII only, it stays at 63–65.
+//!   35 % (o200k) faster (steady, `examples/encode_fresh`, old and new alternated). Only pieces of ASCII
+//!   and at most one other character go there (`MOST_NON_ASCII`): a piece of two-byte letters has twice the
+//!   merges, and multilingual text, whose pieces mostly need merging and keep the backtracker's lines warm, went
+//!   from 63–66 to 46–51 MB/s (o200k) with all pieces of up to 16 bytes; ASCII only, it stays at 63–65.
 //! - Under tiktoken's rule the encoder keeps no pair table (`PairRanks::Spelled`): a pair's rank is the lookup
 //!   of the token its bytes make. o200k_base loaded (RSS above the interpreter's, numpy imported): 81.5 →
 //!   64.6 MB, the load's peak 107 → 88 MB, loading 0.40–0.43 → 0.29 s; cl100k 45.9 → 40.8 MB (peak 62 → 51);
@@ -103,6 +103,26 @@ fn merging_densely(scratch: &Scratch, start: usize) -> bool {
 #[inline(always)]
 fn merging_closely(scratch: &Scratch) -> bool {
     scratch.merged_close >= DENSE_RUN
+}
+
+/// Pieces with at most this many bytes of 0x80 and up (one character of up to three bytes: a curly quote or a
+/// dash before a word, an accented letter) still merge by the whole-token table (`merge_bytes`). English's new
+/// pieces with such a character (“The, ’em: 1 086 of the steady slice's 23 600 new ones, cl100k) went to the
+/// backtracker, whose trie is cold there: perf of the steady pass put 4.5 % of it in the backtracker's search,
+/// 2.0 % after (what is left: pieces of more than 16 bytes). ~4 KB documents, alternated processes, 4 pairs,
+/// medians: English cl100k +3.2 % cold / +2.8 % steady, o200k +3.7 % / +0.9 %, r50k +3.8 % / +1.4 %;
+/// multilingual text, whose words are mostly all non-ASCII and stay with the backtracker, even (cl100k, o200k;
+/// r50k +10 % / 0 %).
+const MOST_NON_ASCII: usize = 3;
+
+/// Whether `piece` has at most `MOST_NON_ASCII` bytes of 0x80 and up.
+///
+/// ```text
+/// " “The" → true (3), " été" → false (4)
+/// ```
+#[inline(always)]
+fn mostly_ascii(piece: &[u8]) -> bool {
+    piece.iter().filter(|&&b| b >= 0x80).count() <= MOST_NON_ASCII
 }
 
 /// The id of each unit of a piece: bytes, or characters.
@@ -834,7 +854,7 @@ impl PieceEncoder {
             .as_ref()
     }
 
-    /// BPE over the bytes of a piece: short ASCII pieces under tiktoken's rule by the whole-token table
+    /// BPE over the bytes of a piece: short, mostly ASCII pieces under tiktoken's rule by the whole-token table
     /// (`merge_short_by_tokens`), the others by the backtracker when the vocabulary allows it, else merged.
     fn merge_bytes(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
         // Merging densely (each of the last pieces merged began just after the one before: base64, hex, random
@@ -849,7 +869,7 @@ impl PieceEncoder {
         }
         if self.tokens_rank_pairs()
             && (2..=16).contains(&piece.len())
-            && piece.is_ascii()
+            && mostly_ascii(piece)
             && !merging_densely(scratch, start)
         {
             reserve_for_piece(out, piece.len())?;
