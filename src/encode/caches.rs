@@ -312,7 +312,7 @@ const SEEN_OVERFLOW_PER_SLOT: usize = 8;
 const CLAIMED: u8 = 2;
 
 /// Pieces looked up in a window of the seen table's finds...
-const SEEN_WINDOW: u32 = 4096;
+pub(super) const SEEN_WINDOW: u32 = 4096;
 /// ...and fewer found than this in one (base64, hex, random text: pieces that rarely come back)... Found per
 /// window, measured: English, multilingual text and Python source 28–97 % from the first window on (o200k's
 /// multilingual lowest); base64 2–13 % (r50k, cl100k), 7–25 % (o200k); o200k's random letters 6–20 %. At 1/8

@@ -33,7 +33,9 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::backtrack::Backtracker;
-use super::caches::{CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHED_PIECE_LIMIT, Key, Lookup, Scratch, Seen, SeenTables};
+use super::caches::{
+    CACHE_BYTES, CACHE_ENTRY_OVERHEAD, CACHED_PIECE_LIMIT, Key, Lookup, RECENT_IDS, Scratch, Seen, SeenTables,
+};
 use super::merge::END;
 use super::pair_table::PairTable;
 use super::whole::{ShortFinder, WholeTable};
@@ -446,7 +448,7 @@ impl PieceEncoder {
         text: &[u8],
         start: usize,
         len: usize,
-    ) -> Option<(&'s [u32; 8], usize)> {
+    ) -> Option<(&'s [u32; RECENT_IDS], usize)> {
         // SAFETY: as the caller guarantees.
         let key = unsafe { Key::of_short_at(text, start, len) };
         scratch.recent.get(key)
@@ -1493,7 +1495,8 @@ pub(super) mod tests {
             assert_eq!(out, encode(&e, piece));
             passed += scratch.seen.passing_and_held().0 as usize;
         }
-        assert!(passed <= 2 * 4096, "{passed} pieces passed after the text changed");
+        let two_windows = 2 * crate::encode::caches::SEEN_WINDOW as usize;
+        assert!(passed <= two_windows, "{passed} pieces passed after the text changed");
         assert!(!scratch.seen.passing_and_held().0, "the table in use again");
     }
 
