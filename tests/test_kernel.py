@@ -377,6 +377,22 @@ def test_encode_batch_to_numpy_gives_flat_ids_and_offsets(encodings, threads):
     assert empty_ids.tolist() == [] and empty_offsets.tolist() == [0]
 
 
+def test_batches_after_batches_of_longer_transcoded_texts_give_their_own_ids(encodings):
+    # Each thread keeps its transcoding buffer from one batch to the next: a batch of short texts beyond ASCII
+    # after one of long ones (the buffer longer than it needs) must read only its own texts, in every path.
+    tok, enc = encodings["cl100k_base"]
+    rng = random.Random(7)
+    words = ["naïve", "Grüße", "日本語", "🎉", "the", "\n", "ĳ"]
+    long_texts = [" ".join(rng.choices(words, k=20_000)) for _ in range(40)]
+    short_texts = [" ".join(rng.choices(words, k=rng.randrange(1, 40))) for _ in range(4000)]
+    for threads in (1, 2):
+        for texts in (long_texts, short_texts, long_texts[:3] + short_texts[:500]):
+            expected = enc.encode_ordinary_batch(texts)
+            ids, offsets = tok.encode_batch_to_numpy(texts, threads=threads)
+            assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == expected
+            assert tok.encode_batch(texts, threads=threads) == expected
+
+
 def test_encode_batch_to_numpy_errors_name_the_text(encodings):
     tok, _ = encodings["r50k_base"]
     texts = ["fine " * 1000] * 300 + ["x <|endoftext|>"] + ["fine"] * 10
