@@ -41,6 +41,15 @@
 //!   10 MB cl100k batches cold +1 % (6); base64 (cl100k) −2.7 % time, random letters (o200k) −0.5 %, (r50k)
 //!   +0.6 % (4–6 pairs). Against the walk before the reach: cl100k batches cold −0.6 %, o200k random letters
 //!   +2.3 % time (6 pairs).
+//! - A piece of 9–16 bytes first reads a filter of the medium tokens' hashes (a bit per hash value, eight per medium
+//!   slot: 16 / 32 / 64 KB for r50k / cl100k / o200k), so that one that is no token — met before, new, or a span a
+//!   merge looks up — usually reads no slot of the medium table (0.5–2 MB), whose lines such pieces otherwise take from
+//!   the ones tokens use. A simulation of the table's lines (`bench/table_lines.py --every-probe`) had those probes at
+//!   13 K (r50k) to 27 K (o200k) of a 768 KB cache's misses per 10 MB of steady English. ~4 KB English documents, in
+//!   one process, the filter switched on and off every 61 documents (10 runs of 20 pairs a pass, means of the runs'
+//!   medians, less a null run's): cold +2.7 % r50k, +2.9 % cl100k, +2.2 % o200k; steady +2.3 %, +3.9 %, +2.9 % (AMD
+//!   EPYC Zen 4, 2026-12-07). Python source documents (no null run): r50k +5.5 % / +3.3 %, cl100k +2.2 % / −0.8 %,
+//!   o200k −1 % / +0.2 % (cold / steady, uncorrected).
 //! - The single bytes are in the short table too (at the id a one-byte piece encodes to), so that the block
 //!   splitter's loop looks up every piece of up to 8 bytes the same way, without a branch on its length (see
 //!   `EncodeSink::pieces_to` in `tokenizer.rs`).
@@ -173,6 +182,11 @@ pub(super) struct WholeTable {
     medium: HugeSlice<MediumSlot>,
     /// Tokens longer than 16 bytes.
     long: FxHashMap<Box<[u8]>, u32>,
+    /// A bit per value of a hash's low bits (eight per medium slot), set for the medium tokens': a piece of 9–16
+    /// bytes whose bit is clear is no token, found without reading a slot of `medium` (see the notes above).
+    medium_filter: Box<[u64]>,
+    /// The filter's bit count less one (a power of two, at least 64).
+    medium_filter_mask: usize,
 }
 
 /// Each byte value once, in order (the single bytes' keys are made from slices of it).
@@ -192,6 +206,11 @@ static EVERY_BYTE: [u8; 256] = {
 /// cold +3 %; cl100k's 2 MB short array 2–3.5 % *slower* there, cold and steady (three runs, and Python
 /// source −1.5–2 %), for a reason not found (its 512 small pages fit the second-level TLB).
 const HUGE_PAGES_FROM: usize = 4 << 20;
+
+/// Bits of the medium tokens' filter per medium slot (at most 3/4 of the slots hold a token: ~11 bits a token, a
+/// piece that is no token let through ~1 time in 12). A power of two: with at least 16 slots, the filter has at
+/// least 64 bits (a whole word) and its bit count stays a power of two.
+const MEDIUM_FILTER_BITS_PER_SLOT: usize = 8;
 
 /// Slots for `count` tokens: a power of two, at most 3/4 full (at least 16).
 fn slots_for(count: usize) -> usize {
@@ -280,6 +299,8 @@ impl WholeTable {
             short_shift: shift_for(short_slots),
             medium: HugeSlice::filled(medium_slots, MediumSlot::default(), pages),
             long: FxHashMap::default(),
+            medium_filter: vec![0; medium_slots * MEDIUM_FILTER_BITS_PER_SLOT / 64].into_boxed_slice(),
+            medium_filter_mask: medium_slots * MEDIUM_FILTER_BITS_PER_SLOT - 1,
         };
         let singles = (0..256).filter(|&b| singles[b] != NONE).map(|b| (&EVERY_BYTE[b..=b], singles[b]));
         let tokens = tokens.filter(|(bytes, _)| bytes.len() != 1);
@@ -293,6 +314,8 @@ impl WholeTable {
                     place(&mut table.short, start, key, slot);
                 }
                 9..=16 => {
+                    let bit = key.hash() as usize & table.medium_filter_mask;
+                    table.medium_filter[bit / 64] |= 1 << (bit % 64);
                     let start = start(key.hash(), table.medium.len());
                     let slot = MediumSlot { first: key.first, last: key.last, id, len: key.len as u16, reach: 0 };
                     place(&mut table.medium, start, key, slot);
@@ -330,6 +353,12 @@ impl WholeTable {
     /// not. A piece that is no token stops at its start's reach, as in `ShortFinder::find`.
     #[inline(always)]
     fn get_medium(&self, key: Key, hash: u64) -> u32 {
+        // The filter first: its bit from the hash's low bits (the start takes its high ones).
+        let bit = hash as usize & self.medium_filter_mask;
+        // SAFETY: `bit` is masked below the filter's bit count, 64 to a word.
+        if unsafe { *self.medium_filter.get_unchecked(bit / 64) } >> (bit % 64) & 1 == 0 {
+            return NONE;
+        }
         let mask = self.medium.len() - 1;
         let at = start(hash, self.medium.len());
         // The line after the first slot's (two slots to a line), asked for now: a walk past the first slot
@@ -381,7 +410,9 @@ impl WholeTable {
     /// Bytes the table takes (for the notes; the test keeps them honest).
     #[cfg(test)]
     fn size_in_bytes(&self) -> usize {
-        self.short.len() * size_of::<ShortSlot>() + self.medium.len() * size_of::<MediumSlot>()
+        self.short.len() * size_of::<ShortSlot>()
+            + self.medium.len() * size_of::<MediumSlot>()
+            + self.medium_filter.len() * size_of::<u64>()
     }
 }
 
@@ -413,6 +444,26 @@ mod tests {
         let twice = WholeTable::new([(&b"ab"[..], 7), (&b"ab"[..], 9)].into_iter(), &[NONE; 256]);
         assert_eq!(twice.get(b"ab", Key::of(b"ab"), Key::of(b"ab").hash()), 7);
         assert!(table.size_in_bytes() < 200_000);
+    }
+
+    /// The medium tokens' filter lets every token through (the test above finds each) and turns most pieces of
+    /// 9–16 bytes that are no token away before any slot is read.
+    #[test]
+    fn the_medium_filter_turns_most_pieces_that_are_no_token_away() {
+        let tokens: Vec<Vec<u8>> = (0..3_000u32).map(|i| format!("token{i:07}").into_bytes()).collect();
+        let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)), &[NONE; 256]);
+        let passes = |piece: &[u8]| {
+            let bit = Key::of(piece).hash() as usize & table.medium_filter_mask;
+            table.medium_filter[bit / 64] >> (bit % 64) & 1 == 1
+        };
+        assert!(tokens.iter().all(|t| passes(t)));
+        let absent: Vec<Vec<u8>> = (0..10_000u32).map(|i| format!("absent{i:06}").into_bytes()).collect();
+        let let_through = absent.iter().filter(|p| passes(p)).count();
+        assert!(let_through < absent.len() / 5, "{let_through} of {} let through", absent.len());
+        for piece in &absent {
+            let key = Key::of(piece);
+            assert_eq!(table.get(piece, key, key.hash()), NONE);
+        }
     }
 
     /// Tokens piled up on one start (made from the multiplier's inverse, so that their products are small and
