@@ -314,9 +314,10 @@ impl WholeTable {
                     place(&mut table.short, start, key, slot);
                 }
                 9..=16 => {
-                    let bit = key.hash() as usize & table.medium_filter_mask;
-                    table.medium_filter[bit / 64] |= 1 << (bit % 64);
-                    let start = start(key.hash(), table.medium.len());
+                    let hash = key.hash();
+                    let (word, bit) = table.medium_filter_place(hash);
+                    table.medium_filter[word] |= bit;
+                    let start = start(hash, table.medium.len());
                     let slot = MediumSlot { first: key.first, last: key.last, id, len: key.len as u16, reach: 0 };
                     place(&mut table.medium, start, key, slot);
                 }
@@ -349,14 +350,28 @@ impl WholeTable {
         }
     }
 
+    /// Where a medium piece's bit is in the filter (given its hash): the word's index and the bit as a mask. From
+    /// the hash's low bits (the medium table's start takes its high ones).
+    #[inline(always)]
+    fn medium_filter_place(&self, hash: u64) -> (usize, u64) {
+        let bit = hash as usize & self.medium_filter_mask;
+        (bit / 64, 1 << (bit % 64))
+    }
+
+    /// Whether the filter lets a medium piece (given its hash) through to the table: always for a token.
+    #[inline(always)]
+    fn medium_filter_passes(&self, hash: u64) -> bool {
+        let (word, bit) = self.medium_filter_place(hash);
+        // SAFETY: `word` comes from a bit masked below the filter's bit count, 64 to a word.
+        let bits = unsafe { *self.medium_filter.get_unchecked(word) };
+        bits & bit != 0
+    }
+
     /// The token a piece of 9 to 16 bytes is (given its key and hash), if it is one of the table's; NONE if
     /// not. A piece that is no token stops at its start's reach, as in `ShortFinder::find`.
     #[inline(always)]
     fn get_medium(&self, key: Key, hash: u64) -> u32 {
-        // The filter first: its bit from the hash's low bits (the start takes its high ones).
-        let bit = hash as usize & self.medium_filter_mask;
-        // SAFETY: `bit` is masked below the filter's bit count, 64 to a word.
-        if unsafe { *self.medium_filter.get_unchecked(bit / 64) } >> (bit % 64) & 1 == 0 {
+        if !self.medium_filter_passes(hash) {
             return NONE;
         }
         let mask = self.medium.len() - 1;
@@ -452,10 +467,7 @@ mod tests {
     fn the_medium_filter_turns_most_pieces_that_are_no_token_away() {
         let tokens: Vec<Vec<u8>> = (0..3_000u32).map(|i| format!("token{i:07}").into_bytes()).collect();
         let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)), &[NONE; 256]);
-        let passes = |piece: &[u8]| {
-            let bit = Key::of(piece).hash() as usize & table.medium_filter_mask;
-            table.medium_filter[bit / 64] >> (bit % 64) & 1 == 1
-        };
+        let passes = |piece: &[u8]| table.medium_filter_passes(Key::of(piece).hash());
         assert!(tokens.iter().all(|t| passes(t)));
         let absent: Vec<Vec<u8>> = (0..10_000u32).map(|i| format!("absent{i:06}").into_bytes()).collect();
         let let_through = absent.iter().filter(|p| passes(p)).count();
