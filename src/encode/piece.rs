@@ -620,8 +620,8 @@ impl PieceEncoder {
         // token: a filter turns them away before a slot of the table (1–4 MB, random lines) is read, and the lines
         // of the backtracker's trie and pair checks stay in the cache. Not where the whole-token merge takes them
         // (o200k's random letters), which reads the piece's slot later anyway. Fresh 0.5 MB slices, the filter
-        // switched call by call in one process (medians of 40–60 pairs): base64 cl100k −13 to −15 % time, r50k
-        // −5 %, random letters cl100k −3 %, o200k's base64 and letters ±1 %.
+        // switched call by call in one process (medians of 40–60 pairs): base64 cl100k −10 to −17 % time, r50k
+        // −5 to −12 %; o200k's base64 and letters, where it is rarely asked, −0.5 to +2.7 % (the noise).
         let turned_away = piece.len() <= 8
             && merging_densely(scratch, piece.as_ptr() as usize)
             && !self.whole.short_finder().may_hold(key);

@@ -54,9 +54,9 @@
 //!   first reads a filter of the short tokens (a bit per value of its product's top bits, eight per short slot:
 //!   64 / 128 / 256 KB), so that one that is no token — most there — reads no slot of the 1–4 MB table, whose
 //!   random lines took the backtracker's from the cache. Fresh 0.5 MB slices, the filter switched call by call
-//!   in one process (medians of 40–60 pairs, AMD EPYC Zen 4): base64 cl100k −13 to −15 % time, r50k −5 %,
-//!   random letters cl100k −3 %; o200k's, which the whole-token merge takes (it reads the slot later anyway),
-//!   are left alone (tried: +2–3 %). The block loop does not read it: there, most pieces are tokens.
+//!   in one process (medians of 40–60 pairs, AMD EPYC Zen 4): base64 cl100k −10 to −17 % time, r50k −5 to
+//!   −12 %; o200k's pieces, which the whole-token merge takes (it reads the slot later anyway), are left alone
+//!   (with the filter: +0.7 to +4 %). The block loop does not read it: there, most pieces are tokens.
 //! - The single bytes are in the short table too (at the id a one-byte piece encodes to), so that the block
 //!   splitter's loop looks up every piece of up to 8 bytes the same way, without a branch on its length (see
 //!   `EncodeSink::pieces_to` in `tokenizer.rs`).
