@@ -285,6 +285,27 @@ def test_new_words_with_one_character_beyond_ascii_give_tiktokens_ids(encodings,
     assert tok.encode_batch(docs, threads=2) == [enc.encode_ordinary(d) for d in docs]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_base64_and_hex_among_words_give_tiktokens_ids(encodings, name):
+    # Pieces merged one close after another with long ones among them (base64, hex) go to the backtracker, and a
+    # short one first reads the filter of the short tokens (whole.rs): the pieces of three letters that are tokens
+    # (a sixth of base64's with cl100k) must get through it to be taken whole. Words between end the dense runs.
+    import base64
+
+    tok, enc = encodings[name]
+    rng = random.Random(name + "64")
+    words = ["the", "cat", "and", "Sat", "on", "mat", "API", "key:", "token", "=", "\n"]
+    parts = []
+    for _ in range(200):
+        parts.append(base64.b64encode(rng.randbytes(rng.randrange(50, 3000))).decode())
+        parts.append(rng.randbytes(rng.randrange(8, 200)).hex())
+        parts.append(" ".join(rng.choices(words, k=rng.randrange(1, 6))))
+    for sep in (" ", "\n", ""):
+        text = sep.join(parts)
+        assert tok.encode_to_numpy(text).tolist() == enc.encode_ordinary(text), repr(sep)
+    assert tok.encode_batch(parts, threads=2) == [enc.encode_ordinary(p) for p in parts]
+
+
 def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):
     # Texts from 256 KB get room for an id per byte, handed over with the unused room given back (id_room.rs):
     # random digits and base64 need more than the third reserved before, UCS-2 comes in windows.
