@@ -6,6 +6,7 @@
 
 mod backtrack;
 pub mod caches;
+mod hash_bits;
 pub(crate) mod huge_pages;
 mod merge;
 mod pair_table;

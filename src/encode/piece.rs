@@ -622,10 +622,11 @@ impl PieceEncoder {
         // (o200k's random letters), which reads the piece's slot later anyway. Fresh 0.5 MB slices, the filter
         // switched call by call in one process (medians of 40–60 pairs): base64 cl100k −10 to −17 % time, r50k
         // −5 to −12 %; o200k's base64 and letters, where it is rarely asked, −0.5 to +2.7 % (the noise).
-        let turned_away = piece.len() <= 8
-            && merging_densely(scratch, piece.as_ptr() as usize)
-            && !self.whole.short_finder().may_hold(key);
-        let id = if turned_away { NONE } else { self.whole.get_short(piece.len(), key, hash) };
+        let id = if piece.len() <= 8 && merging_densely(scratch, piece.as_ptr() as usize) {
+            self.whole.short_finder().find_unless_filtered(key).unwrap_or(NONE)
+        } else {
+            self.whole.get_short(piece.len(), key, hash)
+        };
         if id != NONE {
             out.push(id);
             return Ok(());

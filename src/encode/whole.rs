@@ -64,6 +64,7 @@
 use rustc_hash::FxHashMap;
 
 use super::caches::Key;
+use super::hash_bits::HashBits;
 use super::huge_pages::{HugeSlice, Pages};
 use super::piece::NONE;
 
@@ -191,13 +192,11 @@ pub(super) struct WholeTable {
     long: FxHashMap<Box<[u8]>, u32>,
     /// A bit per value of a hash's low bits (eight per medium slot), set for the medium tokens': a piece of 9–16
     /// bytes whose bit is clear is no token, found without reading a slot of `medium` (see the notes above).
-    medium_filter: Box<[u64]>,
-    /// The filter's bit count less one (a power of two, at least 64).
-    medium_filter_mask: usize,
-    /// A bit per value of the top bits of a short piece's product (`short_start`'s, three bits further: eight per
-    /// short slot), set for the short tokens' (see `ShortFinder::may_hold`).
-    short_filter: Box<[u64]>,
-    /// The shift that takes the product to its bit in `short_filter`: `short_shift - 3`.
+    medium_filter: HashBits,
+    /// A bit per value of the top bits of a short piece's product (`short_start`'s, `FILTER_BITS_LOG` bits
+    /// further: eight per short slot), set for the short tokens' (see `ShortFinder::find_unless_filtered`).
+    short_filter: HashBits,
+    /// The shift that takes the product to its bit in `short_filter`: `short_shift - FILTER_BITS_LOG`.
     short_filter_shift: u32,
 }
 
@@ -219,13 +218,10 @@ static EVERY_BYTE: [u8; 256] = {
 /// source −1.5–2 %), for a reason not found (its 512 small pages fit the second-level TLB).
 const HUGE_PAGES_FROM: usize = 4 << 20;
 
-/// Bits of the medium tokens' filter per medium slot (at most 3/4 of the slots hold a token: ~11 bits a token, a
-/// piece that is no token let through ~1 time in 12). A power of two: with at least 16 slots, the filter has at
-/// least 64 bits (a whole word) and its bit count stays a power of two.
-const MEDIUM_FILTER_BITS_PER_SLOT: usize = 8;
-
-/// Bits of the short tokens' filter per short slot, as a power of two (eight, as the medium filter's).
-const SHORT_FILTER_BITS_LOG: u32 = 3;
+/// Bits of the tokens' filters per slot of their table, as a power of two: eight (at most 3/4 of the slots hold a
+/// token: ~11 bits a token, a piece that is no token let through ~1 time in 9–12). With at least 16 slots, a
+/// filter has at least 128 bits.
+const FILTER_BITS_LOG: u32 = 3;
 
 /// Slots for `count` tokens: a power of two, at most 3/4 full (at least 16).
 fn slots_for(count: usize) -> usize {
@@ -245,7 +241,7 @@ fn start(hash: u64, slots: usize) -> usize {
 /// out (the slot holds it; pieces that differ only in length end in zero bytes and share a start).
 #[inline(always)]
 fn short_start(first: u64, shift: u32) -> usize {
-    (first.wrapping_mul(SHORT_MULTIPLIER) >> shift) as usize
+    (short_product(first) >> shift) as usize
 }
 
 /// `short_start`'s odd constant (2^64 over the golden ratio).
@@ -262,29 +258,35 @@ pub(super) struct ShortFinder<'a> {
     slots: &'a [ShortSlot],
     mask: usize,
     shift: u32,
-    filter: &'a [u64],
+    filter: &'a HashBits,
     filter_shift: u32,
 }
 
-/// Where a short piece's bit is in the short tokens' filter (given its key and the filter's shift): the word's
-/// index and the bit as a mask. From the product `short_start` takes its slot from, three bits further.
+/// The product a short piece's slot and its bit in the short tokens' filter are taken from (of its bytes,
+/// `Key::first`).
 #[inline(always)]
-fn short_filter_place(key: Key, filter_shift: u32) -> (usize, u64) {
-    let bit = (key.first.wrapping_mul(SHORT_MULTIPLIER) >> filter_shift) as usize;
-    (bit / 64, 1 << (bit % 64))
+fn short_product(first: u64) -> u64 {
+    first.wrapping_mul(SHORT_MULTIPLIER)
 }
 
 impl ShortFinder<'_> {
-    /// Whether the piece of 1 to 8 bytes whose key is `key` may be one of the table's tokens: true for every
-    /// token, false for most pieces that are none (~1 in 9 let through, the test's table 0.61 full). For pieces
-    /// that are mostly no token (base64, random text), so that they read a bit of a filter of 1/16 the table's
-    /// size instead of a slot of the table, whose lines then stay out of the cache the merges use.
+    /// `find`, unless the short tokens' filter says the piece is none of them: for pieces that are mostly no
+    /// token (base64, random text), which then read a bit of a filter of 1/16 the table's size instead of a slot
+    /// of the table, whose lines stay out of the cache the merges use. A token always gets through; of the pieces
+    /// that are none ~1 in 9 do (the test's table, 0.61 full).
     #[inline(always)]
-    pub(super) fn may_hold(&self, key: Key) -> bool {
-        let (word, bit) = short_filter_place(key, self.filter_shift);
-        // SAFETY: the product's top bits, `64 - filter_shift` of them, index the filter's bits, 64 to a word.
-        let bits = unsafe { *self.filter.get_unchecked(word) };
-        bits & bit != 0
+    pub(super) fn find_unless_filtered(&self, key: Key) -> Option<u32> {
+        let product = short_product(key.first);
+        if !self.filter.has((product >> self.filter_shift) as usize) {
+            return None;
+        }
+        self.find_from(key, (product >> self.shift) as usize)
+    }
+
+    /// Whether the short tokens' filter lets the piece whose key is `key` through to the table.
+    #[cfg(test)]
+    fn may_hold(&self, key: Key) -> bool {
+        self.filter.has((short_product(key.first) >> self.filter_shift) as usize)
     }
 
     /// Starts loading the slot `find` looks at first for `key`.
@@ -302,10 +304,15 @@ impl ShortFinder<'_> {
     /// walks ~4 slots to one.
     #[inline(always)]
     pub(super) fn find(&self, key: Key) -> Option<u32> {
+        self.find_from(key, short_start(key.first, self.shift))
+    }
+
+    /// `find` from the slot `short_start` gives for `key`.
+    #[inline(always)]
+    fn find_from(&self, key: Key, at: usize) -> Option<u32> {
         debug_assert!((1..=8).contains(&key.len));
-        let at = short_start(key.first, self.shift);
-        debug_assert!(at < self.slots.len());
-        // SAFETY: `short_start` gives an index below `slots.len()` (a power of two: the shift keeps its bits).
+        debug_assert!(at == short_start(key.first, self.shift) && at < self.slots.len());
+        // SAFETY: `at` is `short_start`'s, an index below `slots.len()` (a power of two: the shift keeps its bits).
         let first = unsafe { self.slots.get_unchecked(at) };
         if first.holds(key) {
             return Some(first.id);
@@ -339,10 +346,9 @@ impl WholeTable {
             short_shift: shift_for(short_slots),
             medium: HugeSlice::filled(medium_slots, MediumSlot::default(), pages),
             long: FxHashMap::default(),
-            medium_filter: vec![0; medium_slots * MEDIUM_FILTER_BITS_PER_SLOT / 64].into_boxed_slice(),
-            medium_filter_mask: medium_slots * MEDIUM_FILTER_BITS_PER_SLOT - 1,
-            short_filter: vec![0; (short_slots << SHORT_FILTER_BITS_LOG) / 64].into_boxed_slice(),
-            short_filter_shift: shift_for(short_slots) - SHORT_FILTER_BITS_LOG,
+            medium_filter: HashBits::new(medium_slots << FILTER_BITS_LOG),
+            short_filter: HashBits::new(short_slots << FILTER_BITS_LOG),
+            short_filter_shift: shift_for(short_slots) - FILTER_BITS_LOG,
         };
         let singles = (0..256).filter(|&b| singles[b] != NONE).map(|b| (&EVERY_BYTE[b..=b], singles[b]));
         let tokens = tokens.filter(|(bytes, _)| bytes.len() != 1);
@@ -351,16 +357,14 @@ impl WholeTable {
             match bytes.len() {
                 0 => {}
                 1..=8 => {
-                    let (word, bit) = short_filter_place(key, table.short_filter_shift);
-                    table.short_filter[word] |= bit;
+                    table.short_filter.set((short_product(key.first) >> table.short_filter_shift) as usize);
                     let start = short_start(key.first, table.short_shift);
                     let slot = ShortSlot { bytes: key.first, id, len: key.len as u16, reach: 0 };
                     place(&mut table.short, start, key, slot);
                 }
                 9..=16 => {
                     let hash = key.hash();
-                    let (word, bit) = table.medium_filter_place(hash);
-                    table.medium_filter[word] |= bit;
+                    table.medium_filter.set(hash as usize); // (its low bits: the slot's start takes the high ones)
                     let start = start(hash, table.medium.len());
                     let slot = MediumSlot { first: key.first, last: key.last, id, len: key.len as u16, reach: 0 };
                     place(&mut table.medium, start, key, slot);
@@ -394,21 +398,10 @@ impl WholeTable {
         }
     }
 
-    /// Where a medium piece's bit is in the filter (given its hash): the word's index and the bit as a mask. From
-    /// the hash's low bits (the medium table's start takes its high ones).
-    #[inline(always)]
-    fn medium_filter_place(&self, hash: u64) -> (usize, u64) {
-        let bit = hash as usize & self.medium_filter_mask;
-        (bit / 64, 1 << (bit % 64))
-    }
-
     /// Whether the filter lets a medium piece (given its hash) through to the table: always for a token.
     #[inline(always)]
     fn medium_filter_passes(&self, hash: u64) -> bool {
-        let (word, bit) = self.medium_filter_place(hash);
-        // SAFETY: `word` comes from a bit masked below the filter's bit count, 64 to a word.
-        let bits = unsafe { *self.medium_filter.get_unchecked(word) };
-        bits & bit != 0
+        self.medium_filter.has(hash as usize)
     }
 
     /// The token a piece of 9 to 16 bytes is (given its key and hash), if it is one of the table's; NONE if
@@ -477,8 +470,8 @@ impl WholeTable {
     fn size_in_bytes(&self) -> usize {
         self.short.len() * size_of::<ShortSlot>()
             + self.medium.len() * size_of::<MediumSlot>()
-            + self.medium_filter.len() * size_of::<u64>()
-            + self.short_filter.len() * size_of::<u64>()
+            + self.medium_filter.size_in_bytes()
+            + self.short_filter.size_in_bytes()
     }
 }
 
@@ -537,9 +530,11 @@ mod tests {
         let table = WholeTable::new(tokens.iter().enumerate().map(|(id, t)| (t.as_slice(), id as u32)), &[NONE; 256]);
         let short = table.short_finder();
         assert!(tokens.iter().all(|t| short.may_hold(Key::of(t))));
+        assert!(tokens.iter().enumerate().all(|(id, t)| short.find_unless_filtered(Key::of(t)) == Some(id as u32)));
         let absent: Vec<Vec<u8>> = (0..20_000u32).map(|i| format!("a{i:05}").into_bytes()).collect();
         let let_through = absent.iter().filter(|p| short.may_hold(Key::of(p))).count();
         assert!(let_through < absent.len() / 5, "{let_through} of {} let through", absent.len());
+        assert!(absent.iter().all(|p| short.find_unless_filtered(Key::of(p)).is_none()));
     }
 
     /// Tokens piled up on one start (made from the multiplier's inverse, so that their products are small and
