@@ -329,16 +329,24 @@ def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encoding
     assert tok.encode_to_numpy(base64ish).tolist() == enc.encode(base64ish)
 
 
-def test_numbers_long_enough_to_check_every_digit_pair_at_once_give_tiktokens_ids(encodings, shared_data):
-    # A piece of at least as many bytes as GPT-2 has pairs of digit tokens (994² ≈ 1 M) has every pair's check
-    # answered before its search (backtrack.rs, `fill`); shorter ones walk each pair as they ask for it. On a
-    # fresh tokenizer: short numbers first, then two long ones in a 2-thread batch (one thread answers every
-    # pair while the other walks its own), then another alone.
+@pytest.mark.parametrize(
+    ("alphabet", "long_len"),
+    [(string.digits, 1_000_000), (string.ascii_letters, 1_480_000)],
+    ids=["digits", "letters"],
+)
+def test_pieces_long_enough_to_answer_whole_rows_of_pairs_give_tiktokens_ids(
+    encodings, shared_data, alphabet, long_len
+):
+    # A number or a run of letters of at least as many bytes as GPT-2 has pairs of its tokens of that class (994
+    # digit tokens: ≈ 1 M pairs; 1 215 tokens of one or two letters: ≈ 1.48 M) answers a left token's whole row
+    # of pair checks at its first (backtrack.rs, `fill_row`); shorter ones walk each pair as they ask for it. On
+    # a fresh tokenizer: short pieces first, then two long ones in a 2-thread batch (one thread answers a row
+    # while the other walks its own pair), then another alone.
     _, enc = encodings["r50k_base"]
     tok = bytepair.get_encoding("r50k_base", shared_data)
     rng = random.Random(994)
-    short = " ".join("".join(rng.choices(string.digits, k=rng.randint(1, 40))) for _ in range(5_000))
-    longs = ["".join(rng.choices(string.digits, k=1_000_000 + k)) for k in range(3)]
+    short = " ".join("".join(rng.choices(alphabet, k=rng.randint(1, 40))) for _ in range(5_000))
+    longs = ["".join(rng.choices(alphabet, k=long_len + k)) for k in range(3)]
     assert tok.encode_to_numpy(short).tolist() == enc.encode_ordinary(short)
     ids, offsets = tok.encode_batch_to_numpy(longs[:2], threads=2)
     for k in range(2):

@@ -222,12 +222,13 @@ pub struct Backtracker {
 /// table is zeroed memory from the allocator, so that its pages become resident only where pairs are asked
 /// for: ordinary text asks for few. Two threads may find a pair at once (see `bits`).
 ///
-/// In a number long enough to ask for a good part of the table (`fills_rows`), the first pair asked for with a
-/// left token has that token's whole row answered, by walks that look merges up in dense rows rather than
-/// in `canonical` (`Backtracker::fill_row`): ~9 ns a pair against ~35 for a walk when first asked. 4 MB of
-/// random digits (r50k) as a first call: 76 → 63 ms (53 once the table is known). The whole table at
-/// once did as well there but cost `"a"` × 4 MB ~10 ms (16 → 26) for pairs it never asks for; letting shorter
-/// pieces fill did not pay: base64 asks for a small part of the short-letter table.
+/// In a number or a run of letters long enough to ask for a good part of the table (`fills_rows`), the first
+/// pair asked for with a left token has that token's whole row answered, by walks that look merges up in dense
+/// rows rather than in `canonical` (`Backtracker::fill_row`): ~9 ns a pair against ~35 for a walk when first
+/// asked. 4 MB of random digits (r50k) as a first call: 76 → 63 ms (53 once the table is known). The whole
+/// table at once did as well there but cost `"a"` × 4 MB ~10 ms (16 → 26) for pairs it never asks for; letting
+/// shorter pieces fill did not pay: base64 asks for a small part of the short-letter table. The short letters'
+/// rows take ~3 ns a pair (`passes_by_short_edges`: four merges read at once, no walk).
 #[derive(Debug)]
 struct ClassPairs {
     class: u16,
@@ -254,6 +255,10 @@ struct ClassEdges {
     /// Each member's left edge, top down to a byte: its tokens' ids and class indices (None if one is not a
     /// member: it never is, as both classes hold the parts of their tokens, which were built before them).
     lefts: Vec<Option<(Vec<u32>, Vec<u32>)>>,
+    /// When every member's left edge is one or two tokens (a class of tokens of up to two bytes), the edges
+    /// again, flat for `passes_by_short_edges`: `[top, below, top's index, below's index]` (a byte's `below`
+    /// is itself, never read). None otherwise.
+    short_lefts: Option<Vec<[u32; 4]>>,
 }
 
 impl Clone for ClassPairs {
@@ -290,13 +295,15 @@ impl ClassPairs {
         ClassPairs { class: class as u16, words_per_row, bits, members, rows_filled, edges: OnceLock::new() }
     }
 
-    /// Whether a piece of `len` bytes fills whole rows here (`Backtracker::fill_row`): a number of at least as
-    /// many bytes as the table has pairs. (4 MB of random digits, r50k: 994 digit tokens, ~1 M pairs, 630 K
-    /// of them asked for.) Not a run of letters: 4 MB of random letters (cl100k) asks for 788 K of its
-    /// table's 2.3 M pairs, and took as long with rows filled (76.2 against 75.8 ms, 4 pairs; r50k the same).
+    /// Whether a piece of `len` bytes fills whole rows here (`Backtracker::fill_row`): a number or a run of
+    /// letters of at least as many bytes as the table has pairs. (4 MB of random digits, r50k: 994 digit
+    /// tokens, ~1 M pairs, 630 K of them asked for. 4 MB of random letters, cl100k: 788 K of the short
+    /// letters' 2.3 M pairs asked for; rows filled by walks took as long as no rows, 76.2 against 75.8 ms, and
+    /// came in with `passes_by_short_edges`: first calls on fresh text, alternated processes, −10 % at 4 MB,
+    /// −23 % at 10 MB.)
     #[inline]
     fn fills_rows(&self, len: usize) -> bool {
-        self.class == TokenClass::Digits as u16 && len >= self.members.len() * self.members.len()
+        len >= self.members.len() * self.members.len()
     }
 
     /// The class index of token `id`, if it is in the class.
@@ -332,6 +339,32 @@ impl ClassPairs {
         let word = &self.bits[at + usize::from(!passes)];
         word.store(word.load(Ordering::Relaxed) | bit, Ordering::Relaxed);
     }
+}
+
+/// `meeting_by_rows` for a left token `a` and right one `b` of at most two bytes each: `a` is a byte or merges
+/// from `[a0, a1]` (`xs = [a, a1]`, else `[a, a]`), `b` from `[b0, b1]` (`left = [b, b0, b's index, b0's
+/// index]`, `ClassEdges::short_lefts`), with `m(x, y)`, the token `x` makes with member `y`, at
+/// `rows[i * n + y's index]` for `x = xs[i]`. Its walk is at most three steps, which come to four tests of
+/// the merges that can meet there, all read at once rather than step after step (in a row of random pairs
+/// the walk's branches went either way: a branch miss or two per pair was most of `fill_row`'s ~13 ns a
+/// pair with cl100k's short letters). The pair passes when none holds:
+/// - `m(a, b)` is a token;
+/// - `a` is undone first (it merges, and `b` is a byte or built before it) and `m(a1, b) < a`;
+/// - `b` is undone first (it merges, and `a` is a byte or built no later) and `m(a, b0) <= b`;
+/// - both merge, and `m(a1, b0)` is built before `a` and no later than `b`.
+#[inline(always)]
+fn passes_by_short_edges(first_merged: u32, xs: [u32; 2], rows: &[u32], n: usize, left: &[u32; 4]) -> bool {
+    let (a, b) = (xs[0], left[0]);
+    let (a_merges, b_merges) = (a >= first_merged, b >= first_merged);
+    let (b_at, b0_at) = (left[2] as usize, left[3] as usize);
+    let (a_b, a1_b, a_b0, a1_b0) = (rows[b_at], rows[n + b_at], rows[b0_at], rows[n + b0_at]);
+    let a_first = a_merges & (!b_merges | (a > b));
+    let b_first = b_merges & (!a_merges | (b >= a));
+    let meets = (a_b != NONE)
+        | (a_first & (a1_b < a))
+        | (b_first & (a_b0 <= b))
+        | (a_merges & b_merges & (a1_b0 < a) & (a1_b0 <= b));
+    !meets
 }
 
 /// A cell of the double array: a node (its parent, its children's base, the token ending there) or free.
@@ -634,22 +667,31 @@ impl Backtracker {
         let edges = table.edges.get_or_init(|| self.class_edges(table));
         let Some((xs, x_indices)) = self.class_edge(table, table.members[a_index], 1) else { return };
         let n = table.members.len();
-        // rows[i][r]: the token that `xs[i]` and the member of index r make (NONE: none).
-        let rows: Vec<Vec<u32>> = x_indices
-            .iter()
-            .map(|&x| {
-                let mut row = vec![NONE; n];
-                for &(r, made) in &edges.merges[x as usize] {
-                    row[r as usize] = made;
-                }
-                row
-            })
-            .collect();
+        // rows[i * n + r]: the token that `xs[i]` and the member of index r make (NONE: none).
+        let mut rows = vec![NONE; x_indices.len().max(2) * n];
+        for (i, &x) in x_indices.iter().enumerate() {
+            for &(r, made) in &edges.merges[x as usize] {
+                rows[i * n + r as usize] = made;
+            }
+        }
+        // Per group of 64 members on the right: the passing pairs' bits, then the failing ones'.
         let mut words = vec![0u64; 2 * table.words_per_row];
-        for (b_index, left) in edges.lefts.iter().enumerate() {
-            if let Some((ys, y_indices)) = left {
-                let passes = self.meeting_by_rows(&xs, &rows, ys, y_indices);
-                words[2 * (b_index / 64) + usize::from(!passes)] |= 1 << (b_index % 64);
+        if let (Some(short_lefts), 1..=2) = (&edges.short_lefts, xs.len()) {
+            let xs = [xs[0], xs[xs.len() - 1]];
+            for (group, lefts) in short_lefts.chunks(64).enumerate() {
+                let mut passing = 0u64;
+                for (bit, left) in lefts.iter().enumerate() {
+                    passing |= u64::from(passes_by_short_edges(self.first_merged, xs, &rows, n, left)) << bit;
+                }
+                words[2 * group] = passing;
+                words[2 * group + 1] = !passing & (u64::MAX >> (64 - lefts.len()));
+            }
+        } else {
+            for (b_index, left) in edges.lefts.iter().enumerate() {
+                if let Some((ys, y_indices)) = left {
+                    let passes = self.meeting_by_rows(&xs, &rows, n, ys, y_indices);
+                    words[2 * (b_index / 64) + usize::from(!passes)] |= 1 << (b_index % 64);
+                }
             }
         }
         let row_start = 2 * a_index * table.words_per_row;
@@ -667,8 +709,19 @@ impl Backtracker {
                 merges[l as usize].push((r, id as u32));
             }
         }
-        let lefts = table.members.iter().map(|&b| self.class_edge(table, b, 0)).collect();
-        ClassEdges { merges, lefts }
+        let lefts: Vec<Option<(Vec<u32>, Vec<u32>)>> =
+            table.members.iter().map(|&b| self.class_edge(table, b, 0)).collect();
+        let short_lefts = lefts
+            .iter()
+            .map(|left| match left.as_ref()? {
+                (ys, indices) if ys.len() <= 2 => {
+                    let below = ys.len() - 1;
+                    Some([ys[0], ys[below], indices[0], indices[below]])
+                }
+                _ => None,
+            })
+            .collect();
+        ClassEdges { merges, lefts, short_lefts }
     }
 
     /// The edge of `top` on `side` (0: left), down to a byte: its tokens' ids and class indices in `table`
@@ -684,14 +737,15 @@ impl Backtracker {
 
     /// `meeting(xs[0], ys[0], false) == NONE`, from the two edges (`xs` down the left token's right edge,
     /// `ys` down the right one's left edge, each to a byte) and, for `xs[i]`, the tokens its merges make with
-    /// each member on the right, by class index (`rows[i]`; `y_indices`: the class index of each of `ys`).
+    /// each member on the right, by class index (`rows[i * n + index]`; `y_indices`: the class index of each of
+    /// `ys`).
     #[inline]
-    fn meeting_by_rows(&self, xs: &[u32], rows: &[Vec<u32>], ys: &[u32], y_indices: &[u32]) -> bool {
+    fn meeting_by_rows(&self, xs: &[u32], rows: &[u32], n: usize, ys: &[u32], y_indices: &[u32]) -> bool {
         let (mut i, mut j) = (0, 0);
         let (mut x_becomes, mut y_becomes) = (NONE, NONE);
         loop {
             let (x, y) = (xs[i], ys[j]);
-            let merged = rows[i][y_indices[j] as usize];
+            let merged = rows[i * n + y_indices[j] as usize];
             if merged < x_becomes && merged <= y_becomes && merged != NONE {
                 return false;
             }

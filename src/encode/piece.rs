@@ -1171,14 +1171,15 @@ pub(super) mod tests {
         );
     }
 
-    /// In a number of at least as many bytes as the digit tokens' table has pairs, a left token's first pair
-    /// check answers its whole row (`Backtracker::fill_row`): every pair as its walk answers it, pairs
-    /// answered before by their walks kept, and the merge's ids. A run of letters as long fills no row.
+    /// In a number or a run of letters of at least as many bytes as its class's table has pairs, a left token's
+    /// first pair check answers its whole row (`Backtracker::fill_row`; tokens of up to two letters by
+    /// `passes_by_short_edges`): every pair as its walk answers it, pairs answered before by their walks kept,
+    /// and the merge's ids.
     #[test]
-    fn digit_rows_answered_at_once_agree_with_the_walks() {
+    fn rows_answered_at_once_agree_with_the_walks() {
         let mut next = numbers_below(11);
-        let (mut filled_pairs, mut encoders) = (0, 0);
-        for alphabet in [&b"0123456789"[..], b"0012345", b"aBcD"] {
+        let (mut digit_pairs, mut letter_pairs, mut encoders) = (0, 0, 0);
+        for alphabet in [&b"0123456789"[..], b"0012345", b"aBcD", b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"] {
             let vocab = trained_on_random_words(&mut next, alphabet, 8, 100, 0);
             for by_ranks in [false, true] {
                 let e = crate::encode::piece_encoder_by_rule(&vocab, by_ranks).unwrap();
@@ -1192,14 +1193,18 @@ pub(super) mod tests {
                 let (backtracked, merged) = backtracked_and_merged(&e, &long);
                 assert_eq!(backtracked, merged, "{:?}", String::from_utf8_lossy(&long[..100]));
                 let filled = backtracker.check_filled_class_pairs();
+                encoders += 1;
                 if alphabet[0].is_ascii_digit() {
-                    (filled_pairs, encoders) = (filled_pairs + filled, encoders + 1);
+                    digit_pairs += filled;
                 } else {
-                    assert_eq!(filled, 0, "rows filled for letters");
+                    letter_pairs += filled;
                 }
             }
         }
-        assert!(encoders >= 3 && filled_pairs > 10_000, "{encoders} encoders, {filled_pairs} pairs filled");
+        assert!(
+            encoders >= 6 && digit_pairs > 10_000 && letter_pairs > 10_000,
+            "{encoders} encoders, {digit_pairs} digit pairs and {letter_pairs} letter pairs filled"
+        );
     }
 
     /// Pieces merged one right after another (base64, random text) with long ones among them go to the
