@@ -255,8 +255,8 @@ struct ClassEdges {
     /// Each member's left edge, top down to a byte: its tokens' ids and class indices (None if one is not a
     /// member: it never is, as both classes hold the parts of their tokens, which were built before them).
     lefts: Vec<Option<(Vec<u32>, Vec<u32>)>>,
-    /// When every member's left edge is one or two tokens (a class of tokens of up to two bytes), the edges
-    /// again, flat for `passes_by_short_edges`: `[top, below, top's index, below's index]` (a byte's `below`
+    /// When every member's left edge is one or two tokens (as in a class of tokens of up to two bytes), the
+    /// edges again, flat for `passes_by_short_edges`: `[top, below, top's index, below's index]` (a byte's `below`
     /// is itself, never read). None otherwise.
     short_lefts: Option<Vec<[u32; 4]>>,
 }
@@ -341,9 +341,10 @@ impl ClassPairs {
     }
 }
 
-/// `meeting_by_rows` for a left token `a` and right one `b` of at most two bytes each: `a` is a byte or merges
-/// from `[a0, a1]` (`xs = [a, a1]`, else `[a, a]`), `b` from `[b0, b1]` (`left = [b, b0, b's index, b0's
-/// index]`, `ClassEdges::short_lefts`), with `m(x, y)`, the token `x` makes with member `y`, at
+/// `meeting_by_rows` for a left token `a` whose right edge and a right one `b` whose left edge are one or two
+/// tokens (as for tokens of at most two bytes): `a` is a byte or merges from `[a0, a1]` with `a1` a byte
+/// (`xs = [a, a1]`, else `[a, a]`), `b` likewise from `[b0, b1]` with `b0` a byte (`left = [b, b0, b's index,
+/// b0's index]`, `ClassEdges::short_lefts`), with `m(x, y)`, the token `x` makes with member `y`, at
 /// `rows[i * n + y's index]` for `x = xs[i]`. Its walk is at most three steps, which come to four tests of
 /// the merges that can meet there, all read at once rather than step after step (in a row of random pairs
 /// the walk's branches went either way: a branch miss or two per pair was most of `fill_row`'s ~13 ns a
@@ -667,7 +668,8 @@ impl Backtracker {
         let edges = table.edges.get_or_init(|| self.class_edges(table));
         let Some((xs, x_indices)) = self.class_edge(table, table.members[a_index], 1) else { return };
         let n = table.members.len();
-        // rows[i * n + r]: the token that `xs[i]` and the member of index r make (NONE: none).
+        // rows[i * n + r]: the token that `xs[i]` and the member of index r make (NONE: none). At least two
+        // rows: `passes_by_short_edges` reads the second whether or not `xs` has one (a byte's: all NONE).
         let mut rows = vec![NONE; x_indices.len().max(2) * n];
         for (i, &x) in x_indices.iter().enumerate() {
             for &(r, made) in &edges.merges[x as usize] {
