@@ -287,9 +287,10 @@ def test_new_words_with_one_character_beyond_ascii_give_tiktokens_ids(encodings,
 
 @pytest.mark.parametrize("name", NAMES)
 def test_base64_and_hex_among_words_give_tiktokens_ids(encodings, name):
-    # Pieces merged one close after another with long ones among them (base64, hex) go to the backtracker, and a
-    # short one first reads the filter of the short tokens (whole.rs): the pieces of three letters that are tokens
-    # (a sixth of base64's with cl100k) must get through it to be taken whole. Words between end the dense runs.
+    # Pieces merged one close after another with long ones among them (base64, hex): a short one first reads the
+    # filter of the short tokens (whole.rs), and the pieces of three letters that are tokens (a sixth of base64's
+    # with cl100k) must get through it to be taken whole; the others are merged by the whole-token table, the
+    # long ones by the backtracker. Words between end the dense runs.
     import base64
 
     tok, enc = encodings[name]

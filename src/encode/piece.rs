@@ -47,21 +47,24 @@ pub(super) const NONE: u32 = u32::MAX;
 /// instead of 48, 44–47 from 3 bytes up; English, mostly whole tokens, unchanged).
 const BACKTRACK_FROM: usize = 2;
 
-/// Pieces that need merging and start at most this many bytes after the last one that did are merged by the
-/// backtracker (see `merge_bytes`). 10 MB of base64 in one call, when every short ASCII piece went to the
-/// whole-token merge: r50k 0.35 → 0.49 s and cl100k 0.44 → 0.69 s (benchmark runs); with this rule r50k
-/// 0.36–0.39 s and cl100k 0.42–0.58 s against 0.56–0.70 and 0.64–0.97 without it, English unchanged (alternated
-/// processes).
+/// Pieces that need merging and start at most this many bytes after the last one that did are merged closely
+/// (`merging_closely`: base64, hex, random text), where few pieces are tokens or come back: the block loop
+/// leaves them to the piece-by-piece path and the recent pieces' cache does not keep them; with long pieces
+/// among them (`merging_densely`), the short ones read the short tokens' filter before a slot.
+///
+/// Those dense short pieces once went to the backtracker: 10 MB of base64, when they went to the whole-token
+/// merge, r50k 0.35 → 0.49 s and cl100k 0.44 → 0.69 s (benchmark runs, 2025). Measured again after the short
+/// tokens' filter and the whole-token merge's fetches came in, the whole-token merge was the quicker (first
+/// calls on fresh base64, two fresh encoders alternated in one process, medians: cl100k 4 MB 0.875, 10 MB 0.880;
+/// r50k 10 MB 0.911; see `merge_bytes`).
 const DENSE_GAP: usize = 16;
 /// ... and that in a run of this many: in English, rare words come in twos and threes (a name, a foreign
 /// phrase), and with one close merge enough, English per document was 5–8 % slower.
 const DENSE_RUN: u32 = 4;
 /// ... and a piece of more than 16 bytes (which the backtracker merges) was merged at most this many bytes
-/// before: the backtracker's tables are then in use, and the short pieces are quicker there too (r50k and
-/// cl100k base64: such a piece every ~130 bytes). Where long pieces are rare (o200k cuts letters at case
-/// changes: random letters have one every ~11 KB, base64 none) the short pieces are quicker merged by the
-/// whole-token table, the backtracker's large tables left alone. Fresh 2 MB slices, best of 7, alternated:
-/// o200k random letters 70–72 → 60–63 ms, base64 48 → 38–39; r50k and cl100k base64 (10 MB) unchanged.
+/// before (r50k and cl100k base64: such a piece every ~130 bytes; o200k cuts letters at case changes, so
+/// random letters have one every ~11 KB and base64 none): `merging_densely`, where the short tokens' filter is
+/// read (see `encode_short`).
 const LONG_GAP: usize = 1024;
 
 /// A thread's first encode with this encoder first asks for the whole-token table's lines into its core's cache,
@@ -95,7 +98,8 @@ const SEEN_AHEAD_FROM: usize = 9;
 const SPANS_AHEAD_MOST: usize = 6;
 
 /// Whether the piece at address `start`, just noted in `scratch`, is merged densely with long pieces among the
-/// merged ones (see `DENSE_GAP`, `DENSE_RUN`, `LONG_GAP`): the backtracker's case.
+/// merged ones (see `DENSE_GAP`, `DENSE_RUN`, `LONG_GAP`): base64 and the like, whose short pieces are mostly
+/// no token.
 #[inline]
 fn merging_densely(scratch: &Scratch, start: usize) -> bool {
     merging_closely(scratch) && start.wrapping_sub(scratch.long_merged_until) <= LONG_GAP
@@ -616,12 +620,13 @@ impl PieceEncoder {
         if piece.len() >= SEEN_AHEAD_FROM {
             scratch.seen.prefetch(hash);
         }
-        // Where the backtracker takes the pieces (`merging_densely`: base64, random text) most short ones are no
-        // token: a filter turns them away before a slot of the table (1–4 MB, random lines) is read, and the lines
-        // of the backtracker's trie and pair checks stay in the cache. Not where the whole-token merge takes them
-        // (o200k's random letters), which reads the piece's slot later anyway. Fresh 0.5 MB slices, the filter
-        // switched call by call in one process (medians of 40–60 pairs): base64 cl100k −10 to −17 % time, r50k
-        // −5 to −12 %; o200k's base64 and letters, where it is rarely asked, −0.5 to +2.7 % (the noise).
+        // Merging densely (`merging_densely`: base64, random text) most short pieces are no token: a filter turns
+        // them away before a slot of the table (1–4 MB, random lines) is read. Fresh 0.5 MB slices, the filter
+        // switched call by call in one process (medians of 40–60 pairs), when the backtracker took those pieces
+        // and its lines stayed in the cache so: base64 cl100k −10 to −17 % time, r50k −5 to −12 %; o200k's base64
+        // and letters, where it is rarely asked, −0.5 to +2.7 % (the noise). Since the whole-token merge takes
+        // them (`merge_bytes`), without the filter: 20 slices each, cl100k −2.3 %, r50k −5.5 %; first calls on 4
+        // MB (8 pairs of fresh encoders), −1.3 % and +0.2 %: kept for now, the gain being within the noise.
         let id = if piece.len() <= 8 && merging_densely(scratch, piece.as_ptr() as usize) {
             self.whole.short_finder().find_unless_filtered(key).unwrap_or(NONE)
         } else {
@@ -642,10 +647,9 @@ impl PieceEncoder {
         Ok(())
     }
 
-    /// A piece of 2 to 16 bytes that is not a whole token: of 3 bytes, merged at once (`merge_three`), and of 4
-    /// unless pieces are being merged densely (`merge_four`: random text; base64 and the like, with longer
-    /// pieces among them, keep the backtracker's warm tables); else met before (the encoder's seen table),
-    /// else merged and remembered there — or merged alone while few pieces come back (see `Seen::look_up`).
+    /// A piece of 2 to 16 bytes that is not a whole token: of 3 or 4 bytes, merged at once (`merge_three`,
+    /// `merge_four`); else met before (the encoder's seen table), else merged and remembered there — or merged
+    /// alone while few pieces come back (see `Seen::look_up`).
     #[inline(never)]
     fn encode_merged(
         &self,
@@ -658,7 +662,7 @@ impl PieceEncoder {
         if piece.len() == 3 && self.merge_three(piece, out)? {
             return Ok(());
         }
-        if piece.len() == 4 && !merging_densely(scratch, piece.as_ptr() as usize) && self.merge_four(piece, out)? {
+        if piece.len() == 4 && self.merge_four(piece, out)? {
             return Ok(());
         }
         match scratch.seen.look_up(key, hash) {
@@ -870,9 +874,11 @@ impl PieceEncoder {
     /// BPE over the bytes of a piece: short, mostly ASCII pieces under tiktoken's rule by the whole-token table
     /// (`merge_short_by_tokens`), the others by the backtracker when the vocabulary allows it, else merged.
     fn merge_bytes(&self, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<(), PieceError> {
-        // Merging densely (each of the last pieces merged began just after the one before: base64, hex, random
-        // text) with long pieces among them, the backtracker's tables are warm and it is the quicker; the gaps
-        // are read from the pieces' addresses, which only guides the choice (both give the same ids).
+        // Where the last pieces merged came close (`DENSE_GAP`): the gaps are read from the pieces' addresses,
+        // which only guide the choices (every way gives the same ids). Short pieces go to the whole-token merge
+        // there too: in one process, switched call by call on fresh 0.5 MB slices of base64 (20 pairs), their
+        // merge there rather than by the backtracker took cl100k −6.5 % time, r50k −2.7 %; random letters (one
+        // piece) ±1 %; the pieces merged densely in English and code are ~1 % of the short ones merged.
         let start = piece.as_ptr() as usize;
         let close = start.wrapping_sub(scratch.merged_until) <= DENSE_GAP;
         scratch.merged_close = if close { scratch.merged_close.saturating_add(1) } else { 0 };
@@ -880,11 +886,7 @@ impl PieceEncoder {
         if piece.len() > 16 {
             scratch.long_merged_until = start + piece.len();
         }
-        if self.tokens_rank_pairs()
-            && (2..=16).contains(&piece.len())
-            && mostly_ascii(piece)
-            && !merging_densely(scratch, start)
-        {
+        if self.tokens_rank_pairs() && (2..=16).contains(&piece.len()) && mostly_ascii(piece) {
             reserve_for_piece(out, piece.len())?;
             if self.merge_short_by_tokens(piece, out) {
                 return Ok(());
@@ -1207,8 +1209,8 @@ pub(super) mod tests {
         );
     }
 
-    /// Pieces merged one right after another (base64, random text) with long ones among them go to the
-    /// backtracker, sparse ones and dense short ones to the whole-token merge (`merge_bytes`): the same ids
+    /// Short pieces merged one right after another (base64, random text) with long ones among them read the
+    /// short tokens' filter before the whole-token table, others the table (`encode_short`): the same ids
     /// whichever way, and each way taken.
     #[test]
     fn dense_and_sparse_merging_give_the_same_ids() {
@@ -1223,7 +1225,7 @@ pub(super) mod tests {
             config.alphabet = crate::train::Alphabet::All;
             let vocab = train(&words, &config, &mut Silent).unwrap().vocab;
             let e = crate::encode::piece_encoder_by_rule(&vocab, true).unwrap();
-            let text = random_text(&mut next, alphabet, 6000);
+            let text = random_text(&mut next, alphabet, 12_000);
             let (mut dense, mut was_dense, mut was_not) = (Scratch::default(), 0, 0);
             let mut at = 0;
             while at < text.len() {
@@ -1234,7 +1236,7 @@ pub(super) mod tests {
                 e.encode(piece, &mut dense, &mut together).unwrap();
                 e.encode(piece, &mut Scratch::default(), &mut alone).unwrap();
                 assert_eq!(together, alone, "{:?}", String::from_utf8_lossy(piece));
-                if (4..=16).contains(&piece.len()) && e.whole_token(piece) == NONE {
+                if piece.len() <= 8 {
                     let densely = merging_densely(&dense, piece.as_ptr() as usize);
                     (was_dense, was_not) = (was_dense + densely as usize, was_not + !densely as usize);
                 }

@@ -50,13 +50,15 @@
 //!   medians, less a null run's): cold +2.7 % r50k, +2.9 % cl100k, +2.2 % o200k; steady +2.3 %, +3.9 %, +2.9 % (AMD
 //!   EPYC Zen 4, 2026-12-07). Python source documents (no null run): r50k +5.5 % / +3.3 %, cl100k +2.2 % / −0.8 %,
 //!   o200k −1 % / +0.2 % (cold / steady, uncorrected).
-//! - A short piece where the backtracker takes the pieces (base64, random text: `PieceEncoder::encode_short`)
-//!   first reads a filter of the short tokens (a bit per value of its product's top bits, eight per short slot:
-//!   64 / 128 / 256 KB), so that one that is no token — most there — reads no slot of the 1–4 MB table, whose
-//!   random lines took the backtracker's from the cache. Fresh 0.5 MB slices, the filter switched call by call
-//!   in one process (medians of 40–60 pairs, AMD EPYC Zen 4): base64 cl100k −10 to −17 % time, r50k −5 to
-//!   −12 %; o200k's pieces, which the whole-token merge takes (it reads the slot later anyway), are left alone
-//!   (with the filter: +0.7 to +4 %). The block loop does not read it: there, most pieces are tokens.
+//! - A short piece merged densely with long ones (base64, random text: `PieceEncoder::encode_short`) first
+//!   reads a filter of the short tokens (a bit per value of its product's top bits, eight per short slot:
+//!   64 / 128 / 256 KB), so that one that is no token — most there — reads no slot of the 1–4 MB table. When
+//!   the backtracker took those pieces, the table's random lines took its lines from the cache: fresh 0.5 MB
+//!   slices, the filter switched call by call in one process (medians of 40–60 pairs, AMD EPYC Zen 4): base64
+//!   cl100k −10 to −17 % time, r50k −5 to −12 %; o200k's pieces, which the whole-token merge takes (it reads the
+//!   slot later anyway), are left alone (with the filter: +0.7 to +4 %). The whole-token merge now takes
+//!   cl100k's and r50k's too, and the filter's gain there is within the noise (`PieceEncoder::encode_short`).
+//!   The block loop does not read it: there, most pieces are tokens.
 //! - The single bytes are in the short table too (at the id a one-byte piece encodes to), so that the block
 //!   splitter's loop looks up every piece of up to 8 bytes the same way, without a branch on its length (see
 //!   `EncodeSink::pieces_to` in `tokenizer.rs`).
