@@ -307,6 +307,31 @@ def test_base64_and_hex_among_words_give_tiktokens_ids(encodings, name):
     assert tok.encode_batch(parts, threads=2) == [enc.encode_ordinary(p) for p in parts]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_long_pieces_merged_close_together_give_tiktokens_ids(encodings, name):
+    # Among pieces merged close together (base64), mostly-ASCII pieces of 17 to 32 bytes are merged by the
+    # whole-token table rather than the backtracker (piece.rs, DENSE_LONG_MOST), their spans of more than 16 bytes
+    # looked up among the long tokens: long tokens of letters with a few letters added make such spans.
+    import base64
+
+    tok, enc = encodings[name]
+    tokens = enc.token_byte_values()
+    long_tokens = [t.decode() for t in tokens if 17 <= len(t) <= 30 and t.isascii() and t.strip().isalpha()]
+    assert long_tokens, "the vocabulary has long tokens of letters"
+    rng = random.Random(name + "long")
+    parts = []
+    for _ in range(300):
+        parts.append(base64.b64encode(rng.randbytes(rng.randrange(30, 400))).decode())
+        word = rng.choice(long_tokens).strip()
+        extra = "".join(rng.choices(string.ascii_letters, k=rng.randrange(1, 32 - len(word) + 2)))
+        parts.append(rng.choice(["+", "/", "7", ""]) + (extra + word if rng.random() < 0.5 else word + extra))
+    text = "".join(parts)
+    assert tok.encode_to_numpy(text).tolist() == enc.encode_ordinary(text)
+    assert tok.encode_batch(["".join(parts[i : i + 20]) for i in range(0, len(parts), 20)], threads=2) == [
+        enc.encode_ordinary("".join(parts[i : i + 20])) for i in range(0, len(parts), 20)
+    ]
+
+
 def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):
     # Texts from 256 KB get room for an id per byte, handed over with the unused room given back (id_room.rs):
     # random digits and base64 need more than the third reserved before, UCS-2 comes in windows.

@@ -124,17 +124,24 @@ impl PieceEncoder {
     /// r50k: " unpacked" (no token) → [8593 " unp", 6021 "acked"], as tiktoken gives it
     /// ```
     pub(super) fn merge_short_by_tokens(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
-        debug_assert!((2..=16).contains(&piece.len()) && self.tokens_rank_pairs());
+        self.merge_by_tokens::<16>(piece, out)
+    }
+
+    /// `merge_short_by_tokens` for a piece of up to `N` bytes (at most 255): its spans of more than 16 bytes are
+    /// looked up among the long tokens, and above 16 bytes no span's slot is fetched ahead.
+    #[inline(always)]
+    pub(super) fn merge_by_tokens<const N: usize>(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        debug_assert!((2..=N).contains(&piece.len()) && N <= 255 && self.tokens_rank_pairs());
         let super::piece::Units::Bytes(byte_ids) = &self.units else { return false };
         let n = piece.len();
         // By byte position: a part starts at p when p is 0 or `next` of the part before; it spans p..next[p], its
         // token is ids[p], and ranks[p] is the rank (= id) of joining it to the part after it — NONE if there
         // is none, or p starts no part. Nothing moves as parts join: moving the arrays down was a `memmove`
         // call each time, and this way the merge takes 17% fewer instructions (callgrind, fresh English, r50k).
-        let mut next = [0u8; 16];
-        let mut prev = [0u8; 16];
-        let mut ids = [NONE; 16];
-        let mut ranks = [NONE; 16];
+        let mut next = [0u8; N];
+        let mut prev = [0u8; N];
+        let mut ids = [NONE; N];
+        let mut ranks = [NONE; N];
         for (i, &b) in piece.iter().enumerate() {
             ids[i] = byte_ids[b as usize];
             if ids[i] == NONE {
@@ -144,8 +151,13 @@ impl PieceEncoder {
             prev[i] = (i as u8).wrapping_sub(1);
         }
         // The slots of its short spans, fetched at once: the steps below look spans up one after another.
-        self.fetch_spans_ahead(piece);
-        let token = |from: u8, to: u8| self.whole_token(&piece[from as usize..to as usize]);
+        if piece.len() <= 16 {
+            self.fetch_spans_ahead(piece);
+        }
+        let token = |from: u8, to: u8| {
+            let span = &piece[from as usize..to as usize];
+            if N <= 16 || span.len() <= 16 { self.whole_token(span) } else { self.token_of(span) }
+        };
         // Pairs of bytes from the dense table of byte pairs (a rank is the id of the token they make): for
         // random pairs, a probe of the whole-token table was a miss in a table of up to 4 MB.
         for (i, rank) in ranks.iter_mut().enumerate().take(n - 1) {
