@@ -53,7 +53,7 @@ const BACKTRACK_FROM: usize = 2;
 /// among them (`merging_densely`), the short ones read the short tokens' filter before a slot.
 ///
 /// Those dense short pieces once went to the backtracker: 10 MB of base64, when they went to the whole-token
-/// merge, r50k 0.35 → 0.49 s and cl100k 0.44 → 0.69 s (benchmark runs, 2025). Measured again after the short
+/// merge, r50k 0.35 → 0.49 s and cl100k 0.44 → 0.69 s (benchmark runs). Measured again after the short
 /// tokens' filter and the whole-token merge's fetches came in, the whole-token merge was the quicker (first
 /// calls on fresh base64, two fresh encoders alternated in one process, medians: cl100k 4 MB 0.875, 10 MB 0.880;
 /// r50k 10 MB 0.911; see `merge_bytes`).
