@@ -327,9 +327,8 @@ def test_long_pieces_merged_close_together_give_tiktokens_ids(encodings, name):
         parts.append(rng.choice(["+", "/", "7", ""]) + (extra + word if rng.random() < 0.5 else word + extra))
     text = "".join(parts)
     assert tok.encode_to_numpy(text).tolist() == enc.encode_ordinary(text)
-    assert tok.encode_batch(["".join(parts[i : i + 20]) for i in range(0, len(parts), 20)], threads=2) == [
-        enc.encode_ordinary("".join(parts[i : i + 20])) for i in range(0, len(parts), 20)
-    ]
+    docs = ["".join(parts[i : i + 20]) for i in range(0, len(parts), 20)]
+    assert tok.encode_batch(docs, threads=2) == [enc.encode_ordinary(d) for d in docs]
 
 
 def test_long_texts_with_many_ids_per_byte_give_tiktokens_ids_as_arrays(encodings):

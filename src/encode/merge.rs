@@ -156,7 +156,8 @@ impl PieceEncoder {
         }
         let token = |from: u8, to: u8| {
             let span = &piece[from as usize..to as usize];
-            if N <= 16 || span.len() <= 16 { self.whole_token(span) } else { self.token_of(span) }
+            // (`token_of` asks the length itself: only the longer merge needs that branch.)
+            if N <= 16 { self.whole_token(span) } else { self.token_of(span) }
         };
         // Pairs of bytes from the dense table of byte pairs (a rank is the id of the token they make): for
         // random pairs, a probe of the whole-token table was a miss in a table of up to 4 MB.

@@ -900,19 +900,21 @@ impl PieceEncoder {
         if piece.len() > 16 {
             scratch.long_merged_until = start + piece.len();
         }
-        if self.tokens_rank_pairs() && (2..=16).contains(&piece.len()) && mostly_ascii(piece) {
+        // Short pieces anywhere, longer ones where pieces come close together (`DENSE_LONG_MOST`); the length is
+        // asked first, as `mostly_ascii` may read the whole piece.
+        let by_tokens = match piece.len() {
+            2..=16 => true,
+            17..=DENSE_LONG_MOST => merging_closely(scratch),
+            _ => false,
+        };
+        if by_tokens && self.tokens_rank_pairs() && mostly_ascii(piece) {
             reserve_for_piece(out, piece.len())?;
-            if self.merge_short_by_tokens(piece, out) {
-                return Ok(());
-            }
-        }
-        if self.tokens_rank_pairs()
-            && (17..=DENSE_LONG_MOST).contains(&piece.len())
-            && merging_closely(scratch)
-            && mostly_ascii(piece)
-        {
-            reserve_for_piece(out, piece.len())?;
-            if self.merge_by_tokens::<DENSE_LONG_MOST>(piece, out) {
+            let merged = if piece.len() <= 16 {
+                self.merge_short_by_tokens(piece, out)
+            } else {
+                self.merge_by_tokens::<DENSE_LONG_MOST>(piece, out)
+            };
+            if merged {
                 return Ok(());
             }
         }
