@@ -33,7 +33,7 @@ test: lint $(TIKTOKEN_SUITE)
 	$(PY) -m pytest -q
 
 # The checks every change passes (part of make test): Python style and types, Rust lints and formatting.
-PY_SOURCES := python tests bench
+PY_SOURCES := python tests bench tools
 lint: $(BUILT) $(TEST_DEPS)
 	$(BIN)/ruff check $(PY_SOURCES)
 	$(BIN)/ruff format --check $(PY_SOURCES)
@@ -126,9 +126,11 @@ $(BENCH_DEPS): pyproject.toml Makefile | $(VENV)/bin/activate
 		"tiktoken>=0.7" "tokie>=0.1.4" "rs-bpe>=0.1" "bpe-openai>=0.1.4" "kitoken>=0.11" "gigatoken>=0.10" numpy
 	touch $@
 
-# maturin develop builds the release extension and installs it (editable) into .venv.
-$(BUILT): $(BUILD_DEPS) $(SOURCES)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH $(BIN)/maturin develop --release --quiet
+# The release extension, installed (editable) into .venv by maturin develop: with profile-guided optimisation
+# (tools/pgo.py: built instrumented, run on a workload, rebuilt with its profile) when this rustc's llvm-profdata
+# is installed (rustup component add llvm-tools), else built once the usual way. PGO=0 skips it.
+$(BUILT): $(BUILD_DEPS) $(SOURCES) tools/pgo.py
+	$(PY) tools/pgo.py build
 	touch $@
 
 clean:

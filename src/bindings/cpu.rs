@@ -1,5 +1,6 @@
 //! `simd_level` / `set_simd_level`: which instruction set the kernels use (`crate::cpu`), for the tests, which
-//! run every level this CPU has in one process, and for the benchmark's report.
+//! run every level this CPU has in one process, and for the benchmark's report; `build_profile`: how the
+//! extension was compiled (`crate::build_profile`), for that report too.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -20,4 +21,10 @@ pub(super) fn set_simd_level(name: &str) -> PyResult<&'static str> {
         PyValueError::new_err(format!("unknown SIMD level {name:?}: use \"portable\", \"avx2\" or \"avx512\""))
     })?;
     Ok(cpu::set_level(wanted).name())
+}
+
+/// How the extension was compiled: "pgo:…" (profile-guided, `tools/pgo.py`), "release" or "debug".
+#[pyfunction]
+pub(super) fn build_profile() -> &'static str {
+    crate::build_profile()
 }

@@ -104,6 +104,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SUPERWORDS", crate::pretokenize::SUPERWORDS)?;
     m.add_function(wrap_pyfunction!(cpu::simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(cpu::set_simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu::build_profile, m)?)?;
     m.add_function(wrap_pyfunction!(memory::release_memory, m)?)?;
     Ok(())
 }
