@@ -89,6 +89,12 @@ def versions(packages: list[str]) -> dict:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = None
+    try:  # how the extension was compiled: "pgo:…" (tools/pgo.py, make build's default), "release" or "debug"
+        from bytepair import _core
+
+        out["bytepair_build"] = _core.build_profile()
+    except (ImportError, AttributeError):
+        pass
     try:  # which bytepair build: the checkout it was installed (editable) from
         import importlib.util
 

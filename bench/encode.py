@@ -1050,6 +1050,7 @@ def caption(report: dict) -> str:
         if v.get(k)
     )
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
+    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}; "
         f"load average {la['before'][0]:.2f} before, {la['after'][0]:.2f} after the run. "

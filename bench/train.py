@@ -658,6 +658,7 @@ def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
     peers = ", ".join(f"{k} {v[k]}" for k in ["tokenizers", "sentencepiece", "rustbpe", "bpeasy"] if v.get(k))
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
+    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
         f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._"

@@ -184,6 +184,7 @@ def summary(runs: list[dict], chosen: list[str]) -> dict:
 def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
     source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
+    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
         f"bytepair {v.get('bytepair')}{source}; {report['threads']} threads._"
