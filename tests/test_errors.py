@@ -3,6 +3,8 @@ panic (PanicException)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -349,3 +351,25 @@ def test_tiktoken_export_refuses_a_vocabulary_without_every_byte(tmp_path):
     assert not (tmp_path / "t.tiktoken").exists()
     with pytest.raises(ValueError, match="256 bytes"):
         tok.to_tiktoken()
+
+
+def test_numpy_outputs_without_numpy_are_an_import_error_not_a_panic():
+    # numpy is no dependency of bytepair; the numpy crate panicked (a PanicException naming a capsule) when it could
+    # not load numpy's C API, as in a fresh environment with only bytepair in it.
+    code = """
+import sys
+sys.modules["numpy"] = None  # import numpy now fails, as where it is not installed
+import bytepair
+tok = bytepair.train(["low lower lowest"] * 5, vocab_size=259)
+for call in (lambda: tok.encode_to_numpy("lower"), lambda: tok.encode_batch_to_numpy(["low", "lower"])):
+    try:
+        call()
+    except ImportError as error:
+        assert "pip install numpy" in str(error) and "encode_batch_packed" in str(error), error
+    else:
+        raise AssertionError("no ImportError")
+assert tok.encode("lower") and tok.encode_batch_packed(["lower"])[1] == [len(tok.encode("lower"))]
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

@@ -24,10 +24,11 @@
 //!   peak RSS 10–13 MB lower. A longer text keeps its room reserved once, on huge pages (`id_room`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use numpy::PyArray1;
+use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -75,6 +76,27 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
+/// Whether numpy was found once (`numpy_ready`).
+static NUMPY_FOUND: AtomicBool = AtomicBool::new(false);
+
+/// Ok if numpy can be imported, else an ImportError that says what to do: numpy is no dependency of bytepair, and
+/// the numpy crate panics when it cannot load numpy's C API. Imports it until found once, then one load.
+fn numpy_ready(py: Python<'_>) -> PyResult<()> {
+    if NUMPY_FOUND.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    match py.import("numpy") {
+        Ok(_) => {
+            NUMPY_FOUND.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(error) => Err(PyImportError::new_err(format!(
+            "numpy arrays need numpy, which could not be imported ({error}): `pip install numpy`, or use encode, \
+             encode_batch or encode_batch_packed, which give lists and bytes"
+        ))),
+    }
+}
+
 /// The ids of `text` as a `uint32` array.
 pub(super) fn encode<'py>(
     tok: &CoreTokenizer,
@@ -82,6 +104,7 @@ pub(super) fn encode<'py>(
     text: &Bound<'py, PyString>,
     policy: &SpecialPolicy,
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    numpy_ready(py)?;
     if chars(text)? < COPIED_BELOW_CHARS {
         let mut ids = SCRATCH.take();
         let array = encode_str_into(py, text, &tok.inner, policy, DETACH_FROM, &mut ids)
@@ -104,6 +127,7 @@ pub(super) fn encode_batch<'py>(
     policy: &SpecialPolicy,
     threads: usize,
 ) -> PyResult<IdsAndOffsets<'py>> {
+    numpy_ready(py)?;
     let threads = batch_threads(threads, texts, PARALLEL_FROM_CHARS);
     let several = texts.len() > 1;
     let (ids, offsets) = py.detach(|| {
