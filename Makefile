@@ -99,9 +99,10 @@ $(SCALE_BENCH_DEPS): pyproject.toml Makefile | $(VENV)/bin/activate
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 
-$(BUILD_DEPS): pyproject.toml | $(VENV)/bin/activate
+# numpy: the PGO build's workload (tools/pgo.py) encodes into arrays.
+$(BUILD_DEPS): pyproject.toml Makefile | $(VENV)/bin/activate
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" "regex>=2023.0"
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" "regex>=2023.0" numpy
 	touch $@
 
 $(TEST_DEPS): pyproject.toml | $(VENV)/bin/activate

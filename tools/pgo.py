@@ -84,8 +84,8 @@ def build() -> None:
     if profdata is None:
         if os.environ.get("PGO") != "0":
             print(
-                "note: building without profile-guided optimisation (4-7 % slower encoding): llvm-profdata for this "
-                "rustc is missing; `rustup component add llvm-tools` installs it (PGO=0 silences this note)",
+                "note: building without profile-guided optimisation (encoding a few per cent slower): llvm-profdata "
+                "for this rustc is missing; `rustup component add llvm-tools` installs it (PGO=0 silences this note)",
                 file=sys.stderr,
             )
         maturin_develop({})
