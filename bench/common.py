@@ -117,6 +117,12 @@ def versions(packages: list[str]) -> dict:
     return out
 
 
+def bytepair_label(v: dict) -> str:
+    """What follows bytepair's version in a report's caption: the checkout it was built from and how it was built."""
+    source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
+    return source + (f", built {v['bytepair_build']}" if v.get("bytepair_build") else "")
+
+
 def fmt_x(value: float | None) -> str:
     if value is None:
         return "—"

@@ -59,6 +59,7 @@ from common import (
     GUTENBERG_GZ,
     RESULTS,
     SHARED,
+    bytepair_label,
     fmt_x,
     installed,
     machine_info,
@@ -1049,8 +1050,7 @@ def caption(report: dict) -> str:
         for k in ["gigatoken", "tiktoken", "tokie", "tokenizers", "rs-bpe", "bpe-openai", "kitoken"]
         if v.get(k)
     )
-    source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
+    source = bytepair_label(v)
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}; "
         f"load average {la['before'][0]:.2f} before, {la['after'][0]:.2f} after the run. "

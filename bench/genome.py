@@ -42,6 +42,7 @@ from common import (
     CACHE,
     RESULTS,
     SHARED,
+    bytepair_label,
     fmt_x,
     installed,
     machine_info,
@@ -458,8 +459,7 @@ def cell(r: dict, key: str, fmt: str) -> str:
 def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
     peers = ", ".join(f"{k} {v[k]}" for k in ["tokenizers", "sentencepiece"] if v.get(k))
-    source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
+    source = bytepair_label(v)
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
         f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._"

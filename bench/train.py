@@ -51,6 +51,7 @@ from common import (
     GUTENBERG_GZ,
     RESULTS,
     SHARED,
+    bytepair_label,
     fmt_x,
     installed,
     machine_info,
@@ -657,8 +658,7 @@ def merges_note(r: dict) -> str:
 def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
     peers = ", ".join(f"{k} {v[k]}" for k in ["tokenizers", "sentencepiece", "rustbpe", "bpeasy"] if v.get(k))
-    source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
+    source = bytepair_label(v)
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
         f"Versions: bytepair {v.get('bytepair')}{source}; {peers}._"

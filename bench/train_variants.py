@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import CACHE, RESULTS, fmt_x, machine_info, peak_rss_mb, run_child, versions, write_results
+from common import CACHE, RESULTS, bytepair_label, fmt_x, machine_info, peak_rss_mb, run_child, versions, write_results
 from train import gutenberg_slice, gutenberg_txt
 
 #: Each variant: what it does, the call timed, the goal (ratio to plain), as shown in the tables.
@@ -183,8 +183,7 @@ def summary(runs: list[dict], chosen: list[str]) -> dict:
 
 def caption(report: dict) -> str:
     m, v = report["machine"], report["versions"]
-    source = f" ({v['bytepair_source']})" if v.get("bytepair_source") else ""
-    source += f", built {v['bytepair_build']}" if v.get("bytepair_build") else ""
+    source = bytepair_label(v)
     return (
         f"_Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}. "
         f"bytepair {v.get('bytepair')}{source}; {report['threads']} threads._"

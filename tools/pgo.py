@@ -80,9 +80,10 @@ def maturin_develop(extra_env: dict[str, str]) -> None:
 def build() -> None:
     """Builds the extension into .venv: instrumented, profiled on `workload`, then rebuilt with the profile; or the
     usual way when `llvm-profdata` is missing or `PGO=0`."""
-    profdata = None if os.environ.get("PGO") == "0" else rustc_tool("llvm-profdata")
+    wanted = os.environ.get("PGO") != "0"
+    profdata = rustc_tool("llvm-profdata") if wanted else None
     if profdata is None:
-        if os.environ.get("PGO") != "0":
+        if wanted:
             print(
                 "note: building without profile-guided optimisation (encoding a few per cent slower): llvm-profdata "
                 "for this rustc is missing; `rustup component add llvm-tools` installs it (PGO=0 silences this note)",
@@ -111,14 +112,8 @@ def build() -> None:
 
 def own_text() -> str:
     """This repository's docs and sources, one after another (no benchmark reads them)."""
-    seen: set[Path] = set()
-    parts = []
-    for pattern in OWN_TEXT:
-        for path in sorted(ROOT.glob(pattern)):
-            if path not in seen and path.is_file():
-                seen.add(path)
-                parts.append(path.read_text(encoding="utf-8", errors="replace"))
-    return "\n".join(parts)
+    paths = [path for pattern in OWN_TEXT for path in sorted(ROOT.glob(pattern)) if path.is_file()]
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in paths)
 
 
 def made_up_text(rng: random.Random) -> list[str]:
@@ -181,7 +176,7 @@ def main(argv: list[str]) -> int:
     elif argv == ["workload"]:
         workload()
     else:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("\n".join(__doc__.strip().splitlines()[2:4]), file=sys.stderr)  # the two usage lines
         return 2
     return 0
 
